@@ -1,0 +1,3 @@
+module github.com/atollhq/atoll
+
+go 1.26

@@ -1,0 +1,69 @@
+package atoll
+
+import "time"
+
+// Job kinds.
+const (
+	JobPlan  = "plan"
+	JobApply = "apply"
+)
+
+// Job states. Queued and running are live; the rest are final.
+const (
+	JobQueued      = "queued"
+	JobRunning     = "running"
+	JobSucceeded   = "succeeded"
+	JobFailed      = "failed"
+	JobInterrupted = "interrupted"
+	JobCanceled    = "canceled"
+)
+
+// Job is one unit of work: a plan or apply of one project of one pull request
+// at one head commit, or a "resolve" job that turns a comment or webhook into
+// project jobs once the repository has been checked out.
+type Job struct {
+	ID         int64      `json:"id"`
+	Kind       string     `json:"kind"`
+	State      string     `json:"state"`
+	Repo       string     `json:"repo"`
+	Pull       int        `json:"pull"`
+	Project    string     `json:"project"`
+	Dir        string     `json:"dir"`
+	Workspace  string     `json:"workspace"`
+	HeadSHA    string     `json:"head_sha"`
+	User       string     `json:"user"`
+	Error      string     `json:"error,omitempty"`
+	Summary    *Summary   `json:"summary,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	Spec       JobSpec    `json:"-"`
+	PullID     int64      `json:"-"`
+	ProjectID  int64      `json:"-"`
+	RequestID  int64      `json:"-"`
+	Attempt    int        `json:"-"`
+	ClaimedBy  string     `json:"-"`
+}
+
+// JobSpec carries what the worker needs beyond the row's columns. It is
+// stored as JSON and never holds secrets.
+type JobSpec struct {
+	ExtraArgs        []string `json:"extra_args,omitempty"`
+	Verbose          bool     `json:"verbose,omitempty"`
+	Workflow         string   `json:"workflow,omitempty"`
+	TerraformVersion string   `json:"terraform_version,omitempty"`
+	Requirements     []string `json:"requirements,omitempty"`
+	Autoplan         bool     `json:"autoplan,omitempty"`
+}
+
+// Final reports whether the state can no longer change.
+func (j Job) Final() bool { return j.State != JobQueued && j.State != JobRunning }
+
+// JobFilter selects jobs; zero fields match anything.
+type JobFilter struct {
+	Repo  string
+	Pull  int
+	State string
+	Kind  string
+	Limit int
+}

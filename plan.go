@@ -1,0 +1,32 @@
+package atoll
+
+import "time"
+
+// Summary counts the resource changes of a plan.
+type Summary struct {
+	Add     int `json:"add"`
+	Change  int `json:"change"`
+	Destroy int `json:"destroy"`
+	Import  int `json:"import,omitempty"`
+}
+
+// NoChanges reports whether the plan changes nothing.
+func (s Summary) NoChanges() bool {
+	return s.Add == 0 && s.Change == 0 && s.Destroy == 0 && s.Import == 0
+}
+
+// Plan is a stored Terraform plan file with its machine-readable summary. It
+// is applicable only while the pull request's head is still HeadSHA.
+type Plan struct {
+	ID        int64      `json:"id"`
+	JobID     int64      `json:"job_id"`
+	PullID    int64      `json:"-"`
+	ProjectID int64      `json:"-"`
+	HeadSHA   string     `json:"head_sha"`
+	Summary   Summary    `json:"summary"`
+	SHA256    string     `json:"sha256"`
+	File      []byte     `json:"-"`
+	ShowJSON  []byte     `json:"-"`
+	CreatedAt time.Time  `json:"created_at"`
+	AppliedAt *time.Time `json:"applied_at"`
+}

@@ -1,0 +1,93 @@
+// Package vcs defines the one interface Atoll needs from a version-control
+// host. Each host lives in a subpackage named after it.
+package vcs
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/atollhq/atoll"
+)
+
+// Event kinds a webhook can turn into. Anything else is ignored.
+const (
+	EventPullOpened      = "pull_opened"
+	EventPullReopened    = "pull_reopened"
+	EventPullSynchronize = "pull_synchronize" // new commits on the head branch
+	EventPullClosed      = "pull_closed"
+	EventComment         = "comment"
+)
+
+// Event is a webhook reduced to what Atoll acts on.
+type Event struct {
+	Kind       string
+	DeliveryID string // the host's id for this delivery, when it sends one
+	Repo       atoll.Repo
+	Pull       atoll.Pull // as the payload reports it; comments only carry Number
+	Merged     bool       // for EventPullClosed
+	User       string     // who acted: PR author/sender or comment author
+	Comment    string     // the comment body for EventComment
+	CommentID  string
+}
+
+// PullDetails is a pull request's state fetched from the host when a command
+// needs it fresh (apply requirements, head SHA).
+type PullDetails struct {
+	atoll.Pull
+	Approved  bool // at least one approving review from someone other than the author
+	Mergeable bool // the host would allow the merge now
+}
+
+// Commit status states.
+const (
+	StatusPending = "pending"
+	StatusSuccess = "success"
+	StatusFailure = "failure"
+	StatusError   = "error"
+)
+
+// Status is a commit status (GitHub) or PR status (Azure DevOps).
+type Status struct {
+	State       string
+	Context     string // e.g. atlantis/plan: dir/default
+	Description string
+	TargetURL   string
+}
+
+// Provider is one VCS host.
+type Provider interface {
+	// Kind is the atoll.VCS* constant of this host.
+	Kind() string
+
+	// ParseWebhook authenticates the request (signature or basic auth) and
+	// reduces it to an Event. It returns an *atoll.Error with EUNAUTHORIZED for
+	// a bad or missing signature, and (nil, nil) for events Atoll ignores.
+	ParseWebhook(r *http.Request, body []byte) (*Event, error)
+
+	// GetPull fetches the pull request's current state.
+	GetPull(ctx context.Context, repo atoll.Repo, number int) (*PullDetails, error)
+
+	// ChangedFiles lists the paths the pull request modifies, relative to the
+	// repository root.
+	ChangedFiles(ctx context.Context, repo atoll.Repo, number int) ([]string, error)
+
+	// CreateComment posts a comment and returns its id.
+	CreateComment(ctx context.Context, repo atoll.Repo, number int, body string) (string, error)
+
+	// UpdateComment replaces the body of a comment Atoll posted.
+	UpdateComment(ctx context.Context, repo atoll.Repo, number int, id, body string) error
+
+	// HideComments hides (minimizes as outdated) earlier comments Atoll posted
+	// for the given command ("plan", "apply") where the host supports it.
+	HideComments(ctx context.Context, repo atoll.Repo, number int, command string) error
+
+	// SetStatus sets a commit status on sha.
+	SetStatus(ctx context.Context, repo atoll.Repo, sha string, st Status) error
+
+	// CloneURL returns a URL git can fetch the repository from, with
+	// credentials embedded when the host needs them. It must never be logged.
+	CloneURL(ctx context.Context, repo atoll.Repo) (string, error)
+
+	// Merge merges the pull request (automerge after a full apply).
+	Merge(ctx context.Context, repo atoll.Repo, number int, method string) error
+}
