@@ -67,3 +67,38 @@ type JobFilter struct {
 	Kind  string
 	Limit int
 }
+
+// Request kinds: what a webhook or comment asks Atoll to do. A worker turns a
+// request into jobs once the repository is checked out.
+const (
+	RequestAutoplan = "autoplan"
+	RequestComment  = "comment"
+	RequestClose    = "close"
+)
+
+// Request states.
+const (
+	RequestQueued      = "queued"
+	RequestRunning     = "running"
+	RequestDone        = "done"
+	RequestInterrupted = "interrupted"
+)
+
+// Request is a durable unit of intake: one autoplan, one PR comment or one
+// close. It is committed before the webhook is answered.
+type Request struct {
+	ID         int64      `json:"id"`
+	Kind       string     `json:"kind"`
+	State      string     `json:"state"`
+	PullID     int64      `json:"-"`
+	Repo       string     `json:"repo"`
+	Pull       int        `json:"pull"`
+	Comment    string     `json:"comment,omitempty"` // raw comment text, re-parsed by the worker
+	CommentID  string     `json:"-"`
+	User       string     `json:"user"`
+	HeadSHA    string     `json:"head_sha"`
+	Error      string     `json:"error,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+}

@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/atollhq/atoll"
+)
+
+// InsertJob queues j and sets its ID, state and creation time. j.PullID and
+// j.ProjectID must be set.
+func (tx *Tx) InsertJob(j *atoll.Job) error {
+	spec, err := json.Marshal(j.Spec)
+	if err != nil {
+		return fmt.Errorf("store insert job: %w", err)
+	}
+	j.State, j.CreatedAt = atoll.JobQueued, tx.now
+	var reqID any
+	if j.RequestID != 0 {
+		reqID = j.RequestID
+	}
+	err = tx.queryRow(`
+		INSERT INTO jobs (request_id, pull_id, project_id, kind, state, head_sha, user, spec, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		reqID, j.PullID, j.ProjectID, j.Kind, j.State, j.HeadSHA, j.User, string(spec), ts(tx.now)).Scan(&j.ID)
+	if err != nil {
+		return fmt.Errorf("store insert job: %w", err)
+	}
+	return nil
+}
+
+// StartJob marks a queued job running.
+func (tx *Tx) StartJob(id int64) error {
+	res, err := tx.exec(`UPDATE jobs SET state = 'running', started_at = ?, attempt = attempt + 1 WHERE id = ? AND state = 'queued'`, ts(tx.now), id)
+	if err != nil {
+		return fmt.Errorf("store start job %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return atoll.Errorf(atoll.ECONFLICT, "Job %d is not queued.", id)
+	}
+	return nil
+}
+
+// FinishJob records a job's final state, failure reason and summary.
+func (tx *Tx) FinishJob(id int64, state, msg string, summary *atoll.Summary) error {
+	var sum any
+	if summary != nil {
+		b, _ := json.Marshal(summary)
+		sum = string(b)
+	}
+	_, err := tx.exec(`UPDATE jobs SET state = ?, error = ?, summary = COALESCE(?, summary), finished_at = ? WHERE id = ?`,
+		state, msg, sum, ts(tx.now), id)
+	if err != nil {
+		return fmt.Errorf("store finish job %d: %w", id, err)
+	}
+	return nil
+}
+
+const jobColumns = `j.id, j.kind, j.state, r.owner || '/' || r.name, p.number, pr.name, pr.dir, pr.workspace,
+	j.head_sha, j.user, j.error, j.summary, j.spec, j.pull_id, j.project_id, COALESCE(j.request_id, 0), j.attempt,
+	j.created_at, j.started_at, j.finished_at`
+
+const jobFrom = ` FROM jobs j JOIN pulls p ON p.id = j.pull_id JOIN repos r ON r.id = p.repo_id JOIN projects pr ON pr.id = j.project_id `
+
+func scanJob(s interface{ Scan(...any) error }) (*atoll.Job, error) {
+	var j atoll.Job
+	var summary sql.NullString
+	var spec string
+	var created int64
+	var started, finished sql.NullInt64
+	err := s.Scan(&j.ID, &j.Kind, &j.State, &j.Repo, &j.Pull, &j.Project, &j.Dir, &j.Workspace,
+		&j.HeadSHA, &j.User, &j.Error, &summary, &spec, &j.PullID, &j.ProjectID, &j.RequestID, &j.Attempt,
+		&created, &started, &finished)
+	if err != nil {
+		return nil, err
+	}
+	if summary.Valid {
+		j.Summary = new(atoll.Summary)
+		if err := json.Unmarshal([]byte(summary.String), j.Summary); err != nil {
+			return nil, fmt.Errorf("job %d summary: %w", j.ID, err)
+		}
+	}
+	if err := json.Unmarshal([]byte(spec), &j.Spec); err != nil {
+		return nil, fmt.Errorf("job %d spec: %w", j.ID, err)
+	}
+	j.CreatedAt, j.StartedAt, j.FinishedAt = fromTS(created), fromNullTS(started), fromNullTS(finished)
+	return &j, nil
+}
+
+func jobsWhere(ctx context.Context, q querier, where string, args ...any) ([]*atoll.Job, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+jobColumns+jobFrom+`WHERE `+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []*atoll.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store jobs: %w", err)
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// Job returns one job.
+func (db *DB) Job(ctx context.Context, id int64) (*atoll.Job, error) {
+	j, err := scanJob(db.read.QueryRowContext(ctx, `SELECT `+jobColumns+jobFrom+`WHERE j.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, atoll.Errorf(atoll.ENOTFOUND, "Job %d not found.", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("store job %d: %w", id, err)
+	}
+	return j, nil
+}
+
+// Jobs lists jobs matching f, newest first.
+func (db *DB) Jobs(ctx context.Context, f atoll.JobFilter) ([]*atoll.Job, error) {
+	where := []string{"1=1"}
+	var args []any
+	if f.Repo != "" {
+		owner, name, ok := splitFullName(f.Repo)
+		if !ok {
+			return nil, atoll.Errorf(atoll.EINVALID, "Repository must be owner/name.")
+		}
+		where = append(where, `r.owner = ? AND r.name = ?`)
+		args = append(args, owner, name)
+	}
+	if f.Pull != 0 {
+		where = append(where, `p.number = ?`)
+		args = append(args, f.Pull)
+	}
+	if f.State != "" {
+		where = append(where, `j.state = ?`)
+		args = append(args, f.State)
+	}
+	if f.Kind != "" {
+		where = append(where, `j.kind = ?`)
+		args = append(args, f.Kind)
+	}
+	limit := f.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 200
+	}
+	args = append(args, limit)
+	return jobsWhere(ctx, db.read, strings.Join(where, " AND ")+` ORDER BY j.id DESC LIMIT ?`, args...)
+}
+
+// RequestJobs lists a request's jobs in creation order.
+func (db *DB) RequestJobs(ctx context.Context, requestID int64) ([]*atoll.Job, error) {
+	return jobsWhere(ctx, db.read, `j.request_id = ? ORDER BY j.id`, requestID)
+}
+
+// PullJobs lists a pull request's jobs, newest first.
+func (db *DB) PullJobs(ctx context.Context, pullID int64) ([]*atoll.Job, error) {
+	return jobsWhere(ctx, db.read, `j.pull_id = ? ORDER BY j.id DESC`, pullID)
+}

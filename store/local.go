@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/atollhq/atoll"
+)
+
+// The tables in this file back vcs/local: a pull request's conversation,
+// commit statuses and approvals when there is no remote host.
+
+// Comment is a pull request comment kept by vcs/local.
+type Comment struct {
+	ID        int64     `json:"id"`
+	Author    string    `json:"author"`
+	Body      string    `json:"body"`
+	Hidden    bool      `json:"hidden"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// AddComment stores a comment and returns its id.
+func (tx *Tx) AddComment(pullID int64, author, body string) (int64, error) {
+	var id int64
+	err := tx.queryRow(`INSERT INTO comments (pull_id, author, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		pullID, author, body, ts(tx.now), ts(tx.now)).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("store add comment: %w", err)
+	}
+	return id, nil
+}
+
+// UpdateComment replaces a comment's body.
+func (tx *Tx) UpdateComment(id int64, body string) error {
+	if _, err := tx.exec(`UPDATE comments SET body = ?, updated_at = ? WHERE id = ?`, body, ts(tx.now), id); err != nil {
+		return fmt.Errorf("store update comment %d: %w", id, err)
+	}
+	return nil
+}
+
+// HideComments hides the comments of pullID by author whose body contains marker.
+func (tx *Tx) HideComments(pullID int64, author, marker string) error {
+	_, err := tx.exec(`UPDATE comments SET hidden = 1 WHERE pull_id = ? AND author = ? AND instr(body, ?) > 0`, pullID, author, marker)
+	if err != nil {
+		return fmt.Errorf("store hide comments: %w", err)
+	}
+	return nil
+}
+
+// Comments lists a pull request's comments in order.
+func (db *DB) Comments(ctx context.Context, pullID int64) ([]Comment, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id, author, body, hidden, created_at FROM comments WHERE pull_id = ? ORDER BY id`, pullID)
+	if err != nil {
+		return nil, fmt.Errorf("store comments: %w", err)
+	}
+	defer rows.Close()
+	var out []Comment
+	for rows.Next() {
+		var c Comment
+		var t int64
+		if err := rows.Scan(&c.ID, &c.Author, &c.Body, &c.Hidden, &t); err != nil {
+			return nil, fmt.Errorf("store comments: %w", err)
+		}
+		c.CreatedAt = fromTS(t)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// CommitStatus is a status kept by vcs/local.
+type CommitStatus struct {
+	SHA         string `json:"sha"`
+	Context     string `json:"context"`
+	State       string `json:"state"`
+	Description string `json:"description"`
+	TargetURL   string `json:"target_url"`
+}
+
+// SetStatus creates or replaces the status context on sha.
+func (tx *Tx) SetStatus(repoID int64, st CommitStatus) error {
+	_, err := tx.exec(`INSERT INTO statuses (repo_id, sha, context, state, description, target_url, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (repo_id, sha, context) DO UPDATE SET state = excluded.state, description = excluded.description,
+			target_url = excluded.target_url, updated_at = excluded.updated_at`,
+		repoID, st.SHA, st.Context, st.State, st.Description, st.TargetURL, ts(tx.now))
+	if err != nil {
+		return fmt.Errorf("store set status %s: %w", st.Context, err)
+	}
+	return nil
+}
+
+// Statuses lists the statuses on sha of a repository.
+func (db *DB) Statuses(ctx context.Context, repoID int64, sha string) ([]CommitStatus, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT sha, context, state, description, target_url FROM statuses WHERE repo_id = ? AND sha = ? ORDER BY context`, repoID, sha)
+	if err != nil {
+		return nil, fmt.Errorf("store statuses: %w", err)
+	}
+	defer rows.Close()
+	var out []CommitStatus
+	for rows.Next() {
+		var s CommitStatus
+		if err := rows.Scan(&s.SHA, &s.Context, &s.State, &s.Description, &s.TargetURL); err != nil {
+			return nil, fmt.Errorf("store statuses: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// Approve records user's approval of a pull request.
+func (tx *Tx) Approve(pullID int64, user string) error {
+	if _, err := tx.exec(`INSERT OR IGNORE INTO approvals (pull_id, user, created_at) VALUES (?, ?, ?)`, pullID, user, ts(tx.now)); err != nil {
+		return fmt.Errorf("store approve pull %d: %w", pullID, err)
+	}
+	return nil
+}
+
+// Approvers lists who approved a pull request.
+func (db *DB) Approvers(ctx context.Context, pullID int64) ([]string, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT user FROM approvals WHERE pull_id = ? ORDER BY user`, pullID)
+	if err != nil {
+		return nil, fmt.Errorf("store approvers: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			return nil, fmt.Errorf("store approvers: %w", err)
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// ParseID parses a decimal id as used in URLs and comment ids.
+func ParseID(s string) (int64, error) {
+	id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, atoll.Errorf(atoll.EINVALID, "Invalid id %q.", s)
+	}
+	return id, nil
+}

@@ -1,0 +1,128 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/atollhq/atoll"
+)
+
+// InsertPlan stores a plan file with its summary; it sets ID, SHA256 and
+// CreatedAt. Older unapplied plans of the same project and pull request are
+// discarded: only the newest plan can be applied.
+func (tx *Tx) InsertPlan(p *atoll.Plan) error {
+	sum := sha256.Sum256(p.File)
+	p.SHA256, p.CreatedAt = hex.EncodeToString(sum[:]), tx.now
+	if _, err := tx.exec(`UPDATE plans SET discarded_at = ? WHERE pull_id = ? AND project_id = ? AND applied_at IS NULL AND discarded_at IS NULL`,
+		ts(tx.now), p.PullID, p.ProjectID); err != nil {
+		return fmt.Errorf("store discard old plans: %w", err)
+	}
+	err := tx.queryRow(`
+		INSERT INTO plans (job_id, pull_id, project_id, head_sha, file, sha256, show_json, add_count, change_count, destroy_count, import_count, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		p.JobID, p.PullID, p.ProjectID, p.HeadSHA, p.File, p.SHA256, p.ShowJSON,
+		p.Summary.Add, p.Summary.Change, p.Summary.Destroy, p.Summary.Import, ts(tx.now)).Scan(&p.ID)
+	if err != nil {
+		return fmt.Errorf("store insert plan for job %d: %w", p.JobID, err)
+	}
+	return nil
+}
+
+// MarkPlanApplied records that plan id was applied; it fails with ECONFLICT
+// if the plan was applied or discarded meanwhile, so a plan applies once.
+func (tx *Tx) MarkPlanApplied(id int64) error {
+	res, err := tx.exec(`UPDATE plans SET applied_at = ? WHERE id = ? AND applied_at IS NULL AND discarded_at IS NULL`, ts(tx.now), id)
+	if err != nil {
+		return fmt.Errorf("store mark plan %d applied: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return atoll.Errorf(atoll.ECONFLICT, "The plan was already applied or discarded.")
+	}
+	return nil
+}
+
+// DiscardPlans discards every unapplied plan of a pull request.
+func (tx *Tx) DiscardPlans(pullID int64) error {
+	if _, err := tx.exec(`UPDATE plans SET discarded_at = ? WHERE pull_id = ? AND applied_at IS NULL AND discarded_at IS NULL`, ts(tx.now), pullID); err != nil {
+		return fmt.Errorf("store discard plans of pull %d: %w", pullID, err)
+	}
+	return nil
+}
+
+const planColumns = `id, job_id, pull_id, project_id, head_sha, sha256, add_count, change_count, destroy_count, import_count, created_at, applied_at`
+
+func scanPlan(s interface{ Scan(...any) error }) (*atoll.Plan, error) {
+	var p atoll.Plan
+	var created int64
+	var applied sql.NullInt64
+	err := s.Scan(&p.ID, &p.JobID, &p.PullID, &p.ProjectID, &p.HeadSHA, &p.SHA256,
+		&p.Summary.Add, &p.Summary.Change, &p.Summary.Destroy, &p.Summary.Import, &created, &applied)
+	if err != nil {
+		return nil, err
+	}
+	p.CreatedAt, p.AppliedAt = fromTS(created), fromNullTS(applied)
+	return &p, nil
+}
+
+// PendingPlans returns the unapplied, undiscarded plans of a pull request
+// (one per project at most), without file bytes.
+func (db *DB) PendingPlans(ctx context.Context, pullID int64) ([]*atoll.Plan, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+planColumns+` FROM plans
+		WHERE pull_id = ? AND applied_at IS NULL AND discarded_at IS NULL ORDER BY id`, pullID)
+	if err != nil {
+		return nil, fmt.Errorf("store pending plans of pull %d: %w", pullID, err)
+	}
+	defer rows.Close()
+	var out []*atoll.Plan
+	for rows.Next() {
+		p, err := scanPlan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store pending plans: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// PlanByJob returns the plan a plan job produced, with file bytes.
+func (db *DB) PlanByJob(ctx context.Context, jobID int64) (*atoll.Plan, error) {
+	var p *atoll.Plan
+	row := db.read.QueryRowContext(ctx, `SELECT `+planColumns+`, file, show_json FROM plans WHERE job_id = ?`, jobID)
+	var file, show []byte
+	p, err := scanPlan(scanExtra{row, []any{&file, &show}})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, atoll.Errorf(atoll.ENOTFOUND, "No plan for job %d.", jobID)
+	} else if err != nil {
+		return nil, fmt.Errorf("store plan of job %d: %w", jobID, err)
+	}
+	p.File, p.ShowJSON = file, show
+	return p, nil
+}
+
+// PlanFile returns the bytes of plan id and checks them against the stored
+// hash, so a corrupted plan is never applied.
+func (db *DB) PlanFile(ctx context.Context, id int64) ([]byte, error) {
+	var file []byte
+	var want string
+	if err := db.read.QueryRowContext(ctx, `SELECT file, sha256 FROM plans WHERE id = ?`, id).Scan(&file, &want); err != nil {
+		return nil, fmt.Errorf("store plan file %d: %w", id, err)
+	}
+	sum := sha256.Sum256(file)
+	if hex.EncodeToString(sum[:]) != want {
+		return nil, atoll.Errorf(atoll.EINTERNAL, "Stored plan %d does not match its hash.", id)
+	}
+	return file, nil
+}
+
+// scanExtra appends destinations to a scan so that shared column lists can
+// be extended.
+type scanExtra struct {
+	s     interface{ Scan(...any) error }
+	extra []any
+}
+
+func (e scanExtra) Scan(dest ...any) error { return e.s.Scan(append(dest, e.extra...)...) }

@@ -1,0 +1,137 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/atollhq/atoll"
+)
+
+// RecordWebhook records an accepted webhook delivery. It reports duplicate
+// when the VCS already delivered deliveryID, so that redeliveries queue no
+// second run.
+func (tx *Tx) RecordWebhook(vcs, deliveryID, kind string, repoID int64, pull int, sender string) (duplicate bool, err error) {
+	if deliveryID != "" {
+		var n int
+		if err := tx.queryRow(`SELECT COUNT(*) FROM webhooks WHERE vcs = ? AND delivery_id = ?`, vcs, deliveryID).Scan(&n); err != nil {
+			return false, fmt.Errorf("store webhook %s: %w", deliveryID, err)
+		}
+		if n > 0 {
+			return true, nil
+		}
+	}
+	_, err = tx.exec(`INSERT INTO webhooks (vcs, delivery_id, kind, repo_id, pull_number, sender, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		vcs, deliveryID, kind, repoID, pull, sender, ts(tx.now))
+	if err != nil {
+		return false, fmt.Errorf("store webhook: %w", err)
+	}
+	return false, nil
+}
+
+// InsertRequest queues r and sets its ID, state and creation time.
+func (tx *Tx) InsertRequest(r *atoll.Request) error {
+	r.State, r.CreatedAt = atoll.RequestQueued, tx.now
+	err := tx.queryRow(`
+		INSERT INTO requests (pull_id, kind, state, comment, comment_id, user, head_sha, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		r.PullID, r.Kind, r.State, r.Comment, r.CommentID, r.User, r.HeadSHA, ts(tx.now)).Scan(&r.ID)
+	if err != nil {
+		return fmt.Errorf("store insert request: %w", err)
+	}
+	return nil
+}
+
+const requestColumns = `q.id, q.kind, q.state, q.pull_id, r.owner || '/' || r.name, p.number, q.comment, q.comment_id,
+	q.user, q.head_sha, q.error, q.created_at, q.started_at, q.finished_at`
+
+const requestFrom = ` FROM requests q JOIN pulls p ON p.id = q.pull_id JOIN repos r ON r.id = p.repo_id `
+
+func scanRequest(s interface{ Scan(...any) error }) (*atoll.Request, error) {
+	var q atoll.Request
+	var created int64
+	var started, finished sql.NullInt64
+	err := s.Scan(&q.ID, &q.Kind, &q.State, &q.PullID, &q.Repo, &q.Pull, &q.Comment, &q.CommentID,
+		&q.User, &q.HeadSHA, &q.Error, &created, &started, &finished)
+	if err != nil {
+		return nil, err
+	}
+	q.CreatedAt, q.StartedAt, q.FinishedAt = fromTS(created), fromNullTS(started), fromNullTS(finished)
+	return &q, nil
+}
+
+// ClaimRequest marks the oldest runnable request as running by node and
+// returns it, or nil when there is none. Requests of one pull request run one
+// at a time, in order, because they share its work directory.
+func (db *DB) ClaimRequest(ctx context.Context, node string) (*atoll.Request, error) {
+	var out *atoll.Request
+	err := db.Update(ctx, func(tx *Tx) error {
+		q, err := scanRequest(tx.queryRow(`SELECT ` + requestColumns + requestFrom + `
+			WHERE q.state = 'queued' AND NOT EXISTS (
+				SELECT 1 FROM requests o WHERE o.pull_id = q.pull_id AND (o.state = 'running' OR (o.state = 'queued' AND o.id < q.id)))
+			ORDER BY q.id LIMIT 1`))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("store claim request: %w", err)
+		}
+		if _, err := tx.exec(`UPDATE requests SET state = 'running', claimed_by = ?, started_at = ? WHERE id = ?`, node, ts(tx.now), q.ID); err != nil {
+			return fmt.Errorf("store claim request %d: %w", q.ID, err)
+		}
+		q.State, q.StartedAt = atoll.RequestRunning, &tx.now
+		out = q
+		return nil
+	})
+	return out, err
+}
+
+// FinishRequest records a request's final state.
+func (tx *Tx) FinishRequest(id int64, state, msg string) error {
+	if _, err := tx.exec(`UPDATE requests SET state = ?, error = ?, finished_at = ? WHERE id = ?`, state, msg, ts(tx.now), id); err != nil {
+		return fmt.Errorf("store finish request %d: %w", id, err)
+	}
+	return nil
+}
+
+// RequeueRunning puts requests left running by a stopped process back in the
+// queue and marks their running jobs interrupted; it returns those jobs so
+// the caller can tell their pull requests. Queued jobs stay queued and run
+// when their request is claimed again.
+func (tx *Tx) RequeueRunning() ([]*atoll.Job, error) {
+	jobs, err := jobsWhere(tx.ctx, tx.tx, `j.state = 'running'`)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		msg := "Atoll stopped while this job was running; it was not retried."
+		if err := tx.FinishJob(j.ID, atoll.JobInterrupted, msg, nil); err != nil {
+			return nil, err
+		}
+		j.State, j.Error = atoll.JobInterrupted, msg
+	}
+	if _, err := tx.exec(`UPDATE requests SET state = 'queued', claimed_by = '' WHERE state = 'running'`); err != nil {
+		return nil, fmt.Errorf("store requeue requests: %w", err)
+	}
+	return jobs, nil
+}
+
+// Request returns one request.
+func (db *DB) Request(ctx context.Context, id int64) (*atoll.Request, error) {
+	q, err := scanRequest(db.read.QueryRowContext(ctx, `SELECT `+requestColumns+requestFrom+`WHERE q.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, atoll.Errorf(atoll.ENOTFOUND, "Request not found.")
+	} else if err != nil {
+		return nil, fmt.Errorf("store request %d: %w", id, err)
+	}
+	return q, nil
+}
+
+// CountRequests counts requests in a state (metrics, tests).
+func (db *DB) CountRequests(ctx context.Context, state string) (int, error) {
+	var n int
+	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM requests WHERE state = ?`, state).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store count requests: %w", err)
+	}
+	return n, nil
+}
