@@ -1,0 +1,38 @@
+package command
+
+import (
+	"fmt"
+
+	"github.com/atollhq/atoll"
+)
+
+// maxEcho bounds how much of a user's input is repeated back in a reply.
+const maxEcho = 80
+
+// usageError is the error for a comment addressed to Atoll that it cannot
+// run: the message is the whole Markdown reply, the problem then the usage of
+// the command (or the general usage when name is not a command).
+func (p Parser) usageError(name, format string, args ...any) *atoll.Error {
+	msg := "Error: " + fmt.Sprintf(format, args...) + ".\n"
+	if !Name(name).Known() {
+		msg += "\n" // the general usage opens with a title, not "Usage of"
+	}
+	return &atoll.Error{Code: atoll.EINVALID, Message: fence(msg + p.usageText(name))}
+}
+
+// helpReply answers "<command> --help": not a mistake, but like a mistake it
+// is answered with a reply instead of being run.
+func (p Parser) helpReply(name string) *atoll.Error {
+	return &atoll.Error{Code: atoll.EINVALID, Message: p.CommandUsage(name)}
+}
+
+// quote renders user input for a reply. Go quoting escapes newlines and
+// invisible characters, so the text cannot end the code block it is shown in
+// or hide anything; long input is shortened.
+func quote(s string) string {
+	r := []rune(s)
+	if len(r) > maxEcho {
+		return fmt.Sprintf("%q…", string(r[:maxEcho]))
+	}
+	return fmt.Sprintf("%q", s)
+}

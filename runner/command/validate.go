@@ -1,0 +1,149 @@
+package command
+
+import (
+	"path"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/atollhq/atoll"
+)
+
+// validate checks and normalises the flag values of a plan or apply. Dir and
+// Workspace end up in file paths and lock keys, so they are held to rules
+// that rule out escaping the checkout.
+func (p Parser) validate(cmd *Command) *atoll.Error {
+	if cmd.Dir != "" {
+		dir, msg := cleanDir(cmd.Dir)
+		if msg != "" {
+			return p.usageError(cmd.Name, "invalid -d/--dir %s: %s", quote(cmd.Dir), msg)
+		}
+		cmd.Dir = dir
+	}
+	if cmd.Workspace != "" {
+		if msg := checkWorkspace(cmd.Workspace); msg != "" {
+			return p.usageError(cmd.Name, "invalid -w/--workspace %s: %s", quote(cmd.Workspace), msg)
+		}
+	}
+	if cmd.Project != "" {
+		if msg := checkProject(cmd.Project); msg != "" {
+			return p.usageError(cmd.Name, "invalid -p/--project %s: %s", quote(cmd.Project), msg)
+		}
+		if cmd.Dir != "" || cmd.Workspace != "" {
+			return p.usageError(cmd.Name, "cannot use -p/--project at same time as -d/--dir or -w/--workspace")
+		}
+	}
+	for _, arg := range cmd.ExtraArgs {
+		if flag := blockedFlag(arg); flag != "" {
+			return p.usageError(cmd.Name, "terraform flag %s is not allowed: Atoll chooses the directory and plugins itself", quote(flag))
+		}
+	}
+	return nil
+}
+
+// cleanDir turns a -d value into a clean path relative to the repository
+// root, or explains in msg why it is refused. A leading "/" or "./" means
+// the root, as in Atlantis, so "/", "./" and "." all give ".".
+func cleanDir(dir string) (clean, msg string) {
+	if msg := checkText(dir); msg != "" {
+		return "", msg
+	}
+	if strings.Contains(dir, `\`) {
+		return "", `must use "/" as separator, not "\"`
+	}
+	// "C:" and "C:/x"; "a:b" stays a valid directory name.
+	if len(dir) >= 2 && dir[1] == ':' && isASCIILetter(dir[0]) && (len(dir) == 2 || dir[2] == '/') {
+		return "", "must be relative to the repository root, not a Windows path"
+	}
+	// Checked before cleaning, which would silently resolve "a/../b".
+	if hasDotDot(dir) {
+		return "", `must not contain ".."`
+	}
+	// Rooting the path first makes path.Clean drop leading "/" and "./".
+	clean = strings.TrimPrefix(path.Clean("/"+dir), "/")
+	if clean == "" {
+		clean = "."
+	}
+	if hasDotDot(clean) { // unreachable after the check above; kept as a guard
+		return "", `must not contain ".."`
+	}
+	return clean, ""
+}
+
+func hasDotDot(p string) bool {
+	for _, elem := range strings.Split(p, "/") {
+		if elem == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCIILetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
+
+// maxWorkspace bounds workspace names, which become file and state names.
+const maxWorkspace = 90
+
+var workspaceRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// checkWorkspace explains why name is not an acceptable workspace, or
+// returns "". Terraform allows more, but workspace names become parts of
+// paths here, so only a safe subset is accepted.
+func checkWorkspace(name string) string {
+	switch {
+	case len(name) > maxWorkspace:
+		return "must be at most 90 characters long"
+	case !workspaceRE.MatchString(name):
+		return `must start with a letter or digit and contain only letters, digits, "-", "_" and "."`
+	case strings.Contains(name, ".."):
+		return `must not contain ".."`
+	}
+	return ""
+}
+
+// checkProject explains why name is not an acceptable project name, or
+// returns "". Project names come from the repo config, so any visible text
+// without spaces may match one.
+func checkProject(name string) string {
+	if msg := checkText(name); msg != "" {
+		return msg
+	}
+	if strings.IndexFunc(name, unicode.IsSpace) >= 0 {
+		return "must not contain spaces"
+	}
+	return ""
+}
+
+// checkText refuses what no path or name should hold: invalid UTF-8 and
+// control characters, NUL included.
+func checkText(s string) string {
+	if !utf8.ValidString(s) {
+		return "must be valid UTF-8"
+	}
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		return "must not contain control characters"
+	}
+	return ""
+}
+
+// blockedPrefixes are terraform flags that would let a comment point
+// terraform at another directory or at its own provider binaries.
+var blockedPrefixes = []string{"-chdir", "-plugin-dir"}
+
+// blockedFlag returns the flag part of arg (before any "=") when arg is, or
+// starts with, a blocked flag in its one- or two-dash spelling; else "".
+// Case is ignored so that no variant slips through.
+func blockedFlag(arg string) string {
+	bare := strings.ToLower(arg)
+	if strings.HasPrefix(bare, "--") {
+		bare = bare[1:]
+	}
+	for _, b := range blockedPrefixes {
+		if strings.HasPrefix(bare, b) {
+			flag, _, _ := strings.Cut(arg, "=")
+			return flag
+		}
+	}
+	return ""
+}

@@ -1,0 +1,79 @@
+package repocfg
+
+// Config is a parsed atlantis.yaml.
+type Config struct {
+	Version       int
+	Automerge     bool
+	ParallelPlan  bool
+	ParallelApply bool
+	Projects      []Project
+	Workflows     map[string]Workflow // never nil; keyed by workflow name
+	Explicit      bool                // true when read from a file, false when autodiscovered
+}
+
+// Project is one configured (or discovered) Terraform root.
+type Project struct {
+	Name              string
+	Dir               string // cleaned, slash-separated, relative; "." for the repo root
+	Workspace         string // "default" unless configured
+	TerraformVersion  string // as written: a version ("v1.5.7") or a constraint ("~> 1.5")
+	Workflow          string // "" means the default workflow
+	Autoplan          Autoplan
+	ApplyRequirements []string // each one of Requirements
+	PlanRequirements  []string // each one of Requirements
+}
+
+// Autoplan says whether and when a project is planned automatically.
+type Autoplan struct {
+	Enabled bool
+	// WhenModified holds .dockerignore-style doublestar globs relative to the
+	// project dir; "../" may reach outside it and "!" excludes.
+	WhenModified []string
+}
+
+// Workflow is a named custom workflow. A nil stage means "use the default
+// steps"; a non-nil empty one means "run nothing", as in Atlantis.
+type Workflow struct {
+	Name        string
+	Plan        []Step
+	Apply       []Step
+	PolicyCheck []Step // parsed, not run by Atoll
+	Import      []Step // parsed, not run by Atoll
+	StateRm     []Step // parsed, not run by Atoll
+}
+
+// Step is one raw workflow step, e.g. "init", {run: "make"} or
+// {plan: {extra_args: [...]}}. A scalar value (run: cmd, multienv: cmd) is
+// kept as Args["command"]; a mapping value is kept as decoded.
+type Step struct {
+	Name string
+	Args map[string]any
+}
+
+// Requirements are the values allowed in apply/plan/import_requirements.
+var Requirements = []string{"approved", "mergeable", "undiverged"}
+
+// DefaultWhenModified is the autoplan glob list of a project that sets none;
+// it matches Atlantis's default.
+var DefaultWhenModified = []string{"**/*.tf*", "**/terragrunt.hcl", "**/.terraform.lock.hcl"}
+
+// DefaultWorkflow is the workflow name a project may use without defining it.
+const DefaultWorkflow = "default"
+
+// newProject returns a project with Atlantis's defaults.
+func newProject(dir, workspace string) Project {
+	return Project{
+		Dir:       dir,
+		Workspace: workspace,
+		Autoplan:  Autoplan{Enabled: true, WhenModified: append([]string(nil), DefaultWhenModified...)},
+	}
+}
+
+// clone returns a copy that shares no slices with p, so callers of Select and
+// Find cannot modify the parsed config through the result.
+func (p Project) clone() Project {
+	p.Autoplan.WhenModified = append([]string(nil), p.Autoplan.WhenModified...)
+	p.ApplyRequirements = append([]string(nil), p.ApplyRequirements...)
+	p.PlanRequirements = append([]string(nil), p.PlanRequirements...)
+	return p
+}

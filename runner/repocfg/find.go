@@ -1,0 +1,79 @@
+package repocfg
+
+import (
+	"github.com/atollhq/atoll"
+)
+
+// Find returns the projects a comment command targets.
+//
+// A non-empty name (-p) selects the configured project of that name; dir and
+// workspace are then ignored. It is an error if there is no such project, or
+// no config to name projects in.
+//
+// Otherwise dir (-d, default ".") and workspace (-w, default "default")
+// select the configured projects with that dir and workspace; when there are
+// none, or no config, the dir is planned as an ad-hoc project with default
+// settings, as Atlantis does.
+//
+// Either way, every returned project's dir must exist in repoRoot.
+func Find(cfg *Config, repoRoot, name, dir, workspace string) ([]Project, error) {
+	if name != "" {
+		return findByName(cfg, repoRoot, name)
+	}
+	if dir == "" {
+		dir = "."
+	}
+	clean, err := cleanDir(dir)
+	if err != nil {
+		return nil, atoll.Errorf(atoll.EINVALID, "invalid directory: %v", err)
+	}
+	if workspace == "" {
+		workspace = atoll.DefaultWorkspace
+	}
+	if err := checkWorkspace(workspace); err != nil {
+		return nil, atoll.Errorf(atoll.EINVALID, "invalid workspace: %v", err)
+	}
+	if err := mustExist(repoRoot, clean); err != nil {
+		return nil, err
+	}
+	var out []Project
+	if cfg != nil {
+		for _, p := range cfg.Projects {
+			if p.Dir == clean && p.Workspace == workspace {
+				out = append(out, p.clone())
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, newProject(clean, workspace))
+	}
+	return sortProjects(out), nil
+}
+
+// findByName resolves -p.
+func findByName(cfg *Config, repoRoot, name string) ([]Project, error) {
+	if cfg == nil || len(cfg.Projects) == 0 {
+		return nil, atoll.Errorf(atoll.EINVALID, "cannot select project %q by name: the repository's atlantis.yaml defines no projects", name)
+	}
+	for _, p := range cfg.Projects {
+		if p.Name == name {
+			if err := mustExist(repoRoot, p.Dir); err != nil {
+				return nil, err
+			}
+			return []Project{p.clone()}, nil
+		}
+	}
+	return nil, atoll.Errorf(atoll.EINVALID, "no project named %q in atlantis.yaml", name)
+}
+
+// mustExist fails with a user-facing error when dir is not a directory.
+func mustExist(repoRoot, dir string) error {
+	ok, err := isDir(repoRoot, dir)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return atoll.Errorf(atoll.EINVALID, "directory %s does not exist", dir)
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package repocfg
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/atollhq/atoll"
+	"gopkg.in/yaml.v3"
+)
+
+// FileNames are the config file names looked for at the repo root, in order
+// of preference. Atlantis only reads atlantis.yaml; .yml is a convenience,
+// used only when atlantis.yaml is absent.
+var FileNames = []string{"atlantis.yaml", "atlantis.yml"}
+
+// maxFileSize bounds what is read from a pull request's checkout; real
+// configs are a few KiB.
+const maxFileSize = 1 << 20
+
+// Load reads atlantis.yaml (or atlantis.yml) from repoRoot. It returns
+// (nil, nil) when neither exists.
+func Load(repoRoot string) (*Config, error) {
+	for _, name := range FileNames {
+		data, err := readFile(filepath.Join(repoRoot, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		return parse(name, data)
+	}
+	return nil, nil
+}
+
+// readFile reads at most maxFileSize+1 bytes so an oversized file is detected
+// without loading all of it.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, fmt.Errorf("repocfg: %w", err)
+	} else if st.IsDir() {
+		return nil, atoll.Errorf(atoll.EINVALID, "%s is a directory, not a file", filepath.Base(path))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("repocfg: read %s: %w", filepath.Base(path), err)
+	}
+	if len(data) > maxFileSize {
+		return nil, atoll.Errorf(atoll.EINVALID, "%s is larger than %d bytes", filepath.Base(path), maxFileSize)
+	}
+	return data, nil
+}
+
+// Parse parses the contents of an atlantis.yaml. Errors are *atoll.Error with
+// code EINVALID and a message such as
+// "atlantis.yaml line 7: projects[1].dir: must not contain .." (list indexes
+// count from 0).
+func Parse(data []byte) (*Config, error) {
+	return parse(FileNames[0], data)
+}
+
+func parse(file string, data []byte) (*Config, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, syntaxError(file, err)
+	}
+	d := &decoder{file: file}
+	cfg, err := d.config(&doc)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Explicit = true
+	return cfg, nil
+}
+
+// yamlLine matches yaml.v3's "yaml: line N: msg" syntax errors.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// syntaxError rewrites a yaml.v3 error into the package's message format.
+// The line is yaml.v3's; for some errors it is that of the enclosing
+// construct rather than of the offending character, and some have none.
+func syntaxError(file string, err error) error {
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		return atoll.Errorf(atoll.EINVALID, "%s line %s: invalid YAML: %s", file, m[1], m[2])
+	}
+	return atoll.Errorf(atoll.EINVALID, "%s: invalid YAML: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+}
