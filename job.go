@@ -48,12 +48,16 @@ type Job struct {
 // JobSpec carries what the worker needs beyond the row's columns. It is
 // stored as JSON and never holds secrets.
 type JobSpec struct {
-	ExtraArgs        []string `json:"extra_args,omitempty"`
-	Verbose          bool     `json:"verbose,omitempty"`
-	Workflow         string   `json:"workflow,omitempty"`
-	TerraformVersion string   `json:"terraform_version,omitempty"`
-	Requirements     []string `json:"requirements,omitempty"`
-	Autoplan         bool     `json:"autoplan,omitempty"`
+	ExtraArgs         []string `json:"extra_args,omitempty"`
+	Verbose           bool     `json:"verbose,omitempty"`
+	Workflow          string   `json:"workflow,omitempty"`
+	TerraformVersion  string   `json:"terraform_version,omitempty"`
+	ApplyRequirements []string `json:"apply_requirements,omitempty"`
+	PlanRequirements  []string `json:"plan_requirements,omitempty"`
+	Autoplan          bool     `json:"autoplan,omitempty"`
+	Parallel          bool     `json:"parallel,omitempty"`  // run beside the request's other jobs
+	Automerge         bool     `json:"automerge,omitempty"` // merge once every plan is applied
+	PlanID            int64    `json:"plan_id,omitempty"`   // for apply jobs: the stored plan to apply
 }
 
 // Final reports whether the state can no longer change.

@@ -160,3 +160,27 @@ func (db *DB) RequestJobs(ctx context.Context, requestID int64) ([]*atoll.Job, e
 func (db *DB) PullJobs(ctx context.Context, pullID int64) ([]*atoll.Job, error) {
 	return jobsWhere(ctx, db.read, `j.pull_id = ? ORDER BY j.id DESC`, pullID)
 }
+
+// JobCount is the number of jobs of a kind in a state.
+type JobCount struct {
+	Kind, State string
+	N           int
+}
+
+// JobCounts counts jobs by kind and state.
+func (db *DB) JobCounts(ctx context.Context) ([]JobCount, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT kind, state, COUNT(*) FROM jobs GROUP BY kind, state ORDER BY kind, state`)
+	if err != nil {
+		return nil, fmt.Errorf("store job counts: %w", err)
+	}
+	defer rows.Close()
+	var out []JobCount
+	for rows.Next() {
+		var c JobCount
+		if err := rows.Scan(&c.Kind, &c.State, &c.N); err != nil {
+			return nil, fmt.Errorf("store job counts: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

@@ -91,3 +91,7 @@ type Provider interface {
 	// Merge merges the pull request (automerge after a full apply).
 	Merge(ctx context.Context, repo atoll.Repo, number int, method string) error
 }
+
+// Marker is the hidden tag Atoll puts in every comment it posts for command,
+// so that hosts can find (and hide) its earlier comments.
+func Marker(command string) string { return "<!-- atoll:" + command + " -->" }

@@ -1,0 +1,163 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Checkout strategies, as in Atlantis.
+const (
+	StrategyBranch = "branch" // the pull request's head commit as is
+	StrategyMerge  = "merge"  // the head commit merged onto the base branch
+)
+
+// Workdirs keeps one bare mirror per repository and one checkout per pull
+// request and workspace, reusing both across runs: a new commit costs a
+// fetch of what changed, and an initialised .terraform survives.
+type Workdirs struct {
+	Root     string // e.g. <data-dir>/work
+	Strategy string
+
+	mu      sync.Mutex
+	mirrors map[string]*sync.Mutex
+}
+
+// Spec says what to check out.
+type Spec struct {
+	Key       string // stable path fragment of the repository, e.g. github.com/acme/infra
+	Remote    Remote
+	Pull      int
+	Workspace string
+	HeadSHA   string
+	HeadRef   string
+	BaseRef   string
+	// ExtraRefs are fetched too, e.g. refs/pull/N/head on GitHub for forks.
+	ExtraRefs []string
+}
+
+func (w *Workdirs) mirrorLock(key string) *sync.Mutex {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mirrors == nil {
+		w.mirrors = map[string]*sync.Mutex{}
+	}
+	m, ok := w.mirrors[key]
+	if !ok {
+		m = &sync.Mutex{}
+		w.mirrors[key] = m
+	}
+	return m
+}
+
+// Checkout brings the pull request's work directory to s.HeadSHA (merged onto
+// the base branch with StrategyMerge) and returns its path.
+func (w *Workdirs) Checkout(ctx context.Context, s Spec) (string, error) {
+	if s.HeadSHA == "" {
+		return "", fmt.Errorf("checkout %s#%d: no head commit", s.Key, s.Pull)
+	}
+	if !validKey(s.Key) || !validKey(s.Workspace) {
+		return "", fmt.Errorf("checkout: invalid repository key or workspace")
+	}
+	mirror, err := w.syncMirror(ctx, s)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(w.Root, "pulls", filepath.FromSlash(s.Key), fmt.Sprint(s.Pull), s.Workspace)
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return "", fmt.Errorf("checkout: %w", err)
+		}
+		os.RemoveAll(dir)
+		// --shared borrows the mirror's objects: the clone costs no copying.
+		if _, err := Run(ctx, "", nil, "clone", "--quiet", "--shared", "--no-checkout", mirror, dir); err != nil {
+			return "", fmt.Errorf("checkout %s#%d: %w", s.Key, s.Pull, err)
+		}
+	}
+	if _, err := Run(ctx, dir, nil, "checkout", "--quiet", "--force", "--detach", s.HeadSHA); err != nil {
+		return "", fmt.Errorf("checkout %s#%d at %s: %w", s.Key, s.Pull, short(s.HeadSHA), err)
+	}
+	// Keep Terraform's working data (providers, modules) between runs.
+	if _, err := Run(ctx, dir, nil, "clean", "-ffdxq", "-e", ".terraform"); err != nil {
+		return "", fmt.Errorf("checkout clean: %w", err)
+	}
+	if w.Strategy == StrategyMerge && s.BaseRef != "" {
+		if err := merge(ctx, dir, s); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+func merge(ctx context.Context, dir string, s Spec) error {
+	base := "refs/heads/" + s.BaseRef
+	if _, err := Run(ctx, dir, nil, "fetch", "--quiet", "origin", "+"+base+":refs/remotes/origin/"+s.BaseRef); err != nil {
+		return fmt.Errorf("checkout fetch base %s: %w", s.BaseRef, err)
+	}
+	if _, err := Run(ctx, dir, nil, "checkout", "--quiet", "--force", "--detach", "refs/remotes/origin/"+s.BaseRef); err != nil {
+		return fmt.Errorf("checkout base %s: %w", s.BaseRef, err)
+	}
+	_, err := Run(ctx, dir, nil, "-c", "user.name=Atoll", "-c", "user.email=atoll@localhost",
+		"merge", "--quiet", "--no-ff", "--no-edit", s.HeadSHA)
+	if err != nil {
+		Run(ctx, dir, nil, "merge", "--abort")
+		return fmt.Errorf("merging %s onto %s failed (conflicts?): %w", short(s.HeadSHA), s.BaseRef, err)
+	}
+	return nil
+}
+
+// syncMirror makes sure the mirror has s.HeadSHA, fetching only when needed.
+func (w *Workdirs) syncMirror(ctx context.Context, s Spec) (string, error) {
+	mirror := filepath.Join(w.Root, "mirrors", filepath.FromSlash(s.Key)+".git")
+	lock := w.mirrorLock(s.Key)
+	lock.Lock()
+	defer lock.Unlock()
+	if _, err := os.Stat(mirror); err != nil {
+		if err := os.MkdirAll(mirror, 0o755); err != nil {
+			return "", fmt.Errorf("mirror: %w", err)
+		}
+		if _, err := Run(ctx, mirror, nil, "init", "--quiet", "--bare"); err != nil {
+			return "", fmt.Errorf("mirror init: %w", err)
+		}
+	}
+	if hasCommit(ctx, mirror, s.HeadSHA) && (w.Strategy != StrategyMerge || s.BaseRef == "") {
+		return mirror, nil
+	}
+	refspecs := []string{"+refs/heads/*:refs/heads/*"}
+	for _, r := range s.ExtraRefs {
+		refspecs = append(refspecs, "+"+r+":"+r)
+	}
+	args := append([]string{"fetch", "--quiet", "--prune", s.Remote.URL}, refspecs...)
+	if _, err := Run(ctx, mirror, s.Remote.Env, args...); err != nil {
+		return "", fmt.Errorf("fetch %s: %w", s.Key, err)
+	}
+	if !hasCommit(ctx, mirror, s.HeadSHA) {
+		return "", fmt.Errorf("fetch %s: commit %s not found on the remote", s.Key, short(s.HeadSHA))
+	}
+	return mirror, nil
+}
+
+func hasCommit(ctx context.Context, dir, sha string) bool {
+	_, err := Run(ctx, dir, nil, "cat-file", "-e", sha+"^{commit}")
+	return err == nil
+}
+
+// Remove deletes every work directory of a pull request (after close).
+func (w *Workdirs) Remove(key string, pull int) error {
+	return os.RemoveAll(filepath.Join(w.Root, "pulls", filepath.FromSlash(key), fmt.Sprint(pull)))
+}
+
+func short(sha string) string {
+	if len(sha) > 8 {
+		return sha[:8]
+	}
+	return sha
+}
+
+// validKey rejects keys that could escape Root.
+func validKey(key string) bool {
+	return key != "" && !strings.Contains(key, "..") && !strings.HasPrefix(key, "/")
+}

@@ -1,0 +1,168 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/runner/markdown"
+	"github.com/atollhq/atoll/runner/terraform"
+	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/vcs"
+)
+
+// apply runs an "atlantis apply" comment: each selected project's stored plan
+// is applied, if it was made for the pull request's current head.
+func (r *Runner) apply(ctx context.Context, w *work, cmd *command.Command) error {
+	jobs, err := r.DB.RequestJobs(ctx, w.req.ID)
+	if err != nil {
+		return err
+	}
+	if len(jobs) == 0 {
+		if jobs, err = r.resolveApply(ctx, w, cmd); err != nil {
+			return r.fail(ctx, w, "apply", err)
+		}
+	}
+	if len(jobs) == 0 {
+		return r.reply(ctx, w, "apply", fmt.Sprintf("Ran Apply for 0 projects: there are no unapplied plans%s. Run `%s plan` first.",
+			selectionText(cmd), r.Parser.ExecutableName))
+	}
+	r.setStatus(ctx, w.vcs, w.repo, w.pull.HeadSHA, "apply", "", vcs.StatusPending, fmt.Sprintf("Applying %d project(s)...", len(jobs)), r.pullURL(w))
+	results := r.runJobs(ctx, w, jobs, r.runApply)
+	if err := r.report(ctx, w, "apply", w.pull.HeadSHA, results); err != nil {
+		return err
+	}
+	return r.automerge(ctx, w, jobs, results)
+}
+
+func selectionText(cmd *command.Command) string {
+	switch {
+	case cmd.Project != "":
+		return fmt.Sprintf(" for project `%s`", cmd.Project)
+	case cmd.Dir != "" || cmd.Workspace != "":
+		return fmt.Sprintf(" for dir `%s` workspace `%s`", orDefault(cmd.Dir, "."), orDefault(cmd.Workspace, atoll.DefaultWorkspace))
+	}
+	return ""
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// resolveApply queues one apply job per pending plan the command selects.
+func (r *Runner) resolveApply(ctx context.Context, w *work, cmd *command.Command) ([]*atoll.Job, error) {
+	if _, err := r.refresh(ctx, w); err != nil {
+		return nil, err
+	}
+	plans, err := r.DB.PendingPlans(ctx, w.pull.ID)
+	if err != nil {
+		return nil, err
+	}
+	var selected []*atoll.Job
+	for _, p := range plans {
+		pj, err := r.DB.Job(ctx, p.JobID)
+		if err != nil {
+			return nil, err
+		}
+		if !selects(cmd, pj) {
+			continue
+		}
+		spec := pj.Spec
+		spec.ExtraArgs, spec.Verbose, spec.PlanID, spec.Autoplan = cmd.ExtraArgs, cmd.Verbose, p.ID, false
+		selected = append(selected, &atoll.Job{Kind: atoll.JobApply, RequestID: w.req.ID, PullID: w.pull.ID, ProjectID: pj.ProjectID,
+			HeadSHA: p.HeadSHA, User: w.req.User, Repo: pj.Repo, Pull: pj.Pull, Project: pj.Project, Dir: pj.Dir, Workspace: pj.Workspace, Spec: spec})
+	}
+	err = r.DB.Update(ctx, func(tx *store.Tx) error {
+		for _, j := range selected {
+			if err := tx.InsertJob(j); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return selected, err
+}
+
+func selects(cmd *command.Command, j *atoll.Job) bool {
+	switch {
+	case cmd.Project != "":
+		return j.Project == cmd.Project
+	case cmd.Dir != "" || cmd.Workspace != "":
+		return j.Dir == orDefault(cmd.Dir, ".") && j.Workspace == orDefault(cmd.Workspace, atoll.DefaultWorkspace)
+	}
+	return true
+}
+
+// runApply applies one stored plan. The plan is marked applied in the store
+// before Terraform starts, so it can never be applied twice, and an apply
+// that is interrupted is never retried.
+func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *markdown.ProjectResult) error {
+	d, err := r.refresh(ctx, w)
+	if err != nil {
+		return err
+	}
+	if d.HeadSHA != j.HeadSHA {
+		return atoll.Errorf(atoll.ECONFLICT, "This plan was made for commit %s but the pull request's head is now %s. Run `%s plan` again to plan the new commit.",
+			short(j.HeadSHA), short(d.HeadSHA), r.Parser.ExecutableName)
+	}
+	if err := r.checkRequirements(ctx, w, d, j.Spec.ApplyRequirements, "apply", j.HeadSHA); err != nil {
+		return err
+	}
+	file, err := r.DB.PlanFile(ctx, j.Spec.PlanID)
+	if err != nil {
+		return err
+	}
+	dir, err := r.prepare(ctx, w, j, sink)
+	if err != nil {
+		return err
+	}
+	planFile := filepath.Join(dir, planFileName(j))
+	if err := os.WriteFile(planFile, file, 0o600); err != nil {
+		return fmt.Errorf("write plan file: %w", err)
+	}
+	err = r.DB.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.MarkPlanApplied(j.Spec.PlanID); err != nil {
+			return err
+		}
+		return tx.AddEvent(atoll.Event{Actor: j.User, Action: "apply.start", Repo: j.Repo, Pull: j.Pull, Detail: projectLabel(j.Dir, j.Workspace, j.Project)})
+	})
+	if err != nil {
+		return err
+	}
+	sink.Write(atoll.StreamAtoll, "$ terraform apply -input=false "+planFileName(j)+argsSuffix(j.Spec.ExtraArgs))
+	out, err := r.Terraform.Apply(ctx, dir, planFile, j.Spec.ExtraArgs, sink.emit)
+	res.Output = out
+	if s, ok := terraform.ParseSummaryLine(out); ok {
+		res.Summary = &s
+	}
+	if err != nil {
+		return err
+	}
+	return r.DB.Update(ctx, func(tx *store.Tx) error { return tx.FinishJob(j.ID, atoll.JobSucceeded, "", res.Summary) })
+}
+
+// automerge merges the pull request when atlantis.yaml asks for it and every
+// plan of the pull request has been applied successfully.
+func (r *Runner) automerge(ctx context.Context, w *work, jobs []*atoll.Job, results []markdown.ProjectResult) error {
+	if len(jobs) == 0 || !jobs[0].Spec.Automerge {
+		return nil
+	}
+	for _, res := range results {
+		if res.Error != "" {
+			return nil
+		}
+	}
+	if pending, err := r.DB.PendingPlans(ctx, w.pull.ID); err != nil || len(pending) > 0 {
+		return err
+	}
+	if err := w.vcs.Merge(ctx, *w.repo, w.pull.Number, "merge"); err != nil {
+		return r.reply(ctx, w, "automerge", "Automerge failed: "+atoll.ErrorMessage(err))
+	}
+	return r.reply(ctx, w, "automerge", "Automatically merged because all plans were successfully applied.")
+}

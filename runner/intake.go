@@ -1,0 +1,86 @@
+package runner
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/vcs"
+)
+
+// HandleEvent records a webhook and queues the work it asks for in one
+// transaction, and returns once that is committed: the caller may then
+// answer the webhook. Nothing slow (git, Terraform, VCS calls) happens here.
+// It reports whether a request was queued.
+func (r *Runner) HandleEvent(ctx context.Context, ev *vcs.Event) (bool, error) {
+	if !r.Allowlist.Allows(ev.Repo.Host, ev.Repo.Owner, ev.Repo.Name) {
+		return false, atoll.Errorf(atoll.EFORBIDDEN, "Repository %s/%s is not in --repo-allowlist.", ev.Repo.Host, ev.Repo.FullName())
+	}
+	req := &atoll.Request{User: ev.User, HeadSHA: ev.Pull.HeadSHA, CommentID: ev.CommentID}
+	switch ev.Kind {
+	case vcs.EventPullOpened, vcs.EventPullReopened, vcs.EventPullSynchronize:
+		req.Kind = atoll.RequestAutoplan
+	case vcs.EventPullClosed:
+		req.Kind = atoll.RequestClose
+		ev.Pull.State = atoll.PullClosed
+		if ev.Merged {
+			ev.Pull.State = atoll.PullMerged
+		}
+	case vcs.EventComment:
+		// Comments that are not addressed to Atoll are ignored silently; bad
+		// commands are queued so that the worker can answer with usage.
+		if cmd, err := r.Parser.Parse(ev.Comment); cmd == nil && err == nil {
+			return false, nil
+		}
+		req.Kind, req.Comment = atoll.RequestComment, ev.Comment
+	default:
+		return false, nil
+	}
+	queued := false
+	err := r.DB.Update(ctx, func(tx *store.Tx) error {
+		repoID, err := tx.UpsertRepo(ev.Repo)
+		if err != nil {
+			return err
+		}
+		dup, err := tx.RecordWebhook(ev.Repo.VCS, ev.DeliveryID, ev.Kind, repoID, ev.Pull.Number, ev.User)
+		if err != nil || dup {
+			return err
+		}
+		if req.PullID, err = tx.UpsertPull(repoID, ev.Pull); err != nil {
+			return err
+		}
+		if req.Kind == atoll.RequestClose {
+			if err := r.releasePull(tx, req.PullID, ev.User, ev.Repo.FullName(), ev.Pull.Number, "pull request "+ev.Pull.State); err != nil {
+				return err
+			}
+		}
+		if err := tx.InsertRequest(req); err != nil {
+			return err
+		}
+		queued = true
+		return tx.AddEvent(atoll.Event{Actor: ev.User, Action: "webhook." + ev.Kind, Repo: ev.Repo.FullName(), Pull: ev.Pull.Number, Detail: "request " + itoa(req.ID)})
+	})
+	if err != nil {
+		return false, err
+	}
+	if queued {
+		r.Wake()
+	}
+	return queued, nil
+}
+
+// releasePull drops a pull request's locks and unapplied plans.
+func (r *Runner) releasePull(tx *store.Tx, pullID int64, actor, repo string, number int, why string) error {
+	locks, err := tx.DeletePullLocks(pullID)
+	if err != nil {
+		return err
+	}
+	if err := tx.DiscardPlans(pullID); err != nil {
+		return err
+	}
+	return tx.AddEvent(atoll.Event{Actor: actor, Action: "locks.release", Repo: repo, Pull: number,
+		Detail: why + ": released " + strconv.Itoa(len(locks)) + " lock(s)"})
+}
+
+func itoa[T ~int | ~int64](n T) string { return strconv.FormatInt(int64(n), 10) }

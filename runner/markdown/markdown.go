@@ -1,0 +1,236 @@
+// Package markdown renders Atoll's pull request comments. They follow the
+// layout of Atlantis's comments so that teams moving over read them as
+// before: a header per project, the output in a collapsed diff block, the
+// plan summary and the commands to run next.
+package markdown
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner/terraform"
+)
+
+// DefaultMaxCommentLen is GitHub's limit on a comment body.
+const DefaultMaxCommentLen = 65536
+
+// ProjectResult is the outcome of one command on one project.
+type ProjectResult struct {
+	Dir, Workspace, Project string // Project may be ""
+	Command                 string // atoll.JobPlan or atoll.JobApply
+	Output                  string // terraform output
+	Summary                 *atoll.Summary
+	HasChanges              bool
+	Error                   string      // failure reason, "" on success
+	LockedBy                *LockHolder // set when the plan could not take the lock
+	JobURL                  string      // the job log on the Atoll server, may be ""
+}
+
+// LockHolder is the pull request holding a project's lock.
+type LockHolder struct {
+	Pull int
+	URL  string
+	User string
+}
+
+// Renderer renders comments. Zero fields take their defaults.
+type Renderer struct {
+	Executable    string // the command users comment, default "atlantis"
+	MaxCommentLen int    // default DefaultMaxCommentLen
+}
+
+func (r Renderer) exe() string {
+	if r.Executable == "" {
+		return "atlantis"
+	}
+	return r.Executable
+}
+
+func (r Renderer) limit() int {
+	if r.MaxCommentLen <= 0 {
+		return DefaultMaxCommentLen
+	}
+	return r.MaxCommentLen
+}
+
+// Results renders the results of one comment command as one or more
+// comments, each carrying marker so they can be found and replaced later.
+func (r Renderer) Results(command string, results []ProjectResult, marker string) []string {
+	results = slices.Clone(results)
+	for i := range results {
+		if results[i].Command == "" {
+			results[i].Command = command
+		}
+	}
+	var b strings.Builder
+	verb := title(command)
+	if len(results) == 1 {
+		fmt.Fprintf(&b, "Ran %s for %s\n\n", verb, label(results[0]))
+		r.project(&b, results[0])
+	} else {
+		fmt.Fprintf(&b, "Ran %s for %d projects:\n\n", verb, len(results))
+		for i, res := range results {
+			fmt.Fprintf(&b, "%d. %s\n", i+1, label(res))
+		}
+		for i, res := range results {
+			fmt.Fprintf(&b, "\n### %d. %s\n\n", i+1, label(res))
+			r.project(&b, res)
+			b.WriteString("\n---\n")
+		}
+	}
+	if command == atoll.JobPlan && anyPlanned(results) {
+		r.planFooter(&b)
+	}
+	return r.Split(b.String(), marker)
+}
+
+func anyPlanned(results []ProjectResult) bool {
+	for _, res := range results {
+		if res.Error == "" && res.LockedBy == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// label names a project as Atlantis does: "dir: `x` workspace: `y`".
+func label(res ProjectResult) string {
+	s := fmt.Sprintf("dir: %s workspace: %s", code(dirOf(res)), code(workspaceOf(res)))
+	if res.Project != "" {
+		s = fmt.Sprintf("project: %s %s", code(res.Project), s)
+	}
+	return s
+}
+
+func dirOf(res ProjectResult) string {
+	if res.Dir == "" {
+		return "."
+	}
+	return res.Dir
+}
+
+func workspaceOf(res ProjectResult) string {
+	if res.Workspace == "" {
+		return atoll.DefaultWorkspace
+	}
+	return res.Workspace
+}
+
+// commandFor is the comment that runs command on just this project. Like
+// Atlantis, it names the project when it has a name and otherwise gives the
+// dir, adding the workspace only when it is not the default.
+func (r Renderer) commandFor(command string, res ProjectResult) string {
+	if res.Project != "" {
+		return fmt.Sprintf("%s %s -p %s", r.exe(), command, res.Project)
+	}
+	s := fmt.Sprintf("%s %s -d %s", r.exe(), command, dirOf(res))
+	if ws := workspaceOf(res); ws != atoll.DefaultWorkspace {
+		s += " -w " + ws
+	}
+	return s
+}
+
+func (r Renderer) project(b *strings.Builder, res ProjectResult) {
+	verb := title(res.Command)
+	switch {
+	case res.LockedBy != nil:
+		r.lockFailure(b, res)
+	case res.Error != "":
+		fmt.Fprintf(b, "**%s Error**\n\n", verb)
+		fenced(b, "", res.Error)
+		if out := strings.TrimSpace(res.Output); out != "" && !strings.Contains(res.Error, out) {
+			b.WriteString("\n")
+			details(b, "", res.Output)
+		}
+	case res.Command == atoll.JobPlan:
+		if strings.TrimSpace(res.Output) != "" {
+			details(b, "diff", diffSigns(res.Output))
+			b.WriteString("\n")
+		}
+		if line := planLine(res); line != "" {
+			b.WriteString(line + "\n\n")
+		}
+		fmt.Fprintf(b, "* :arrow_forward: To **apply** this plan, comment: %s\n", code(r.commandFor("apply", res)))
+		fmt.Fprintf(b, "* :repeat: To **plan** this project again, comment: %s\n", code(r.commandFor("plan", res)))
+	default:
+		if strings.TrimSpace(res.Output) != "" {
+			details(b, "diff", res.Output)
+			b.WriteString("\n")
+		}
+		if line := applyLine(res); line != "" {
+			b.WriteString(line + "\n")
+		}
+	}
+	if res.JobURL != "" {
+		fmt.Fprintf(b, "\n[Job log](%s)\n", res.JobURL)
+	}
+}
+
+func (r Renderer) lockFailure(b *strings.Builder, res ProjectResult) {
+	l := res.LockedBy
+	pull := fmt.Sprintf("#%d", l.Pull)
+	if l.URL != "" {
+		pull = fmt.Sprintf("[#%d](%s)", l.Pull, l.URL)
+	}
+	by := ""
+	if l.User != "" {
+		by = " by @" + l.User
+	}
+	fmt.Fprintf(b, "**%s Failed**: This project is currently locked by an unapplied plan from pull %s%s. "+
+		"To continue, delete the lock from %s or apply that plan and merge the pull request.\n\n",
+		title(res.Command), pull, by, pull)
+	fmt.Fprintf(b, "Once the lock is released, comment %s to plan this project again.\n", code(r.commandFor("plan", res)))
+}
+
+func (r Renderer) planFooter(b *strings.Builder) {
+	if !strings.HasSuffix(b.String(), "---\n") {
+		b.WriteString("\n---\n")
+	}
+	fmt.Fprintf(b, "* :fast_forward: To **apply** all unapplied plans from this pull request, comment: %s\n", code(r.exe()+" apply"))
+	fmt.Fprintf(b, "* :put_litter_in_its_place: To **delete** all plans and locks from this pull request, comment: %s\n", code(r.exe()+" unlock"))
+}
+
+// summaryOf prefers the recorded summary and falls back to terraform's own
+// summary line in the output.
+func summaryOf(res ProjectResult) (atoll.Summary, bool) {
+	if res.Summary != nil {
+		return *res.Summary, true
+	}
+	return terraform.ParseSummaryLine(res.Output)
+}
+
+func planLine(res ProjectResult) string {
+	s, ok := summaryOf(res)
+	switch {
+	case !ok && res.HasChanges:
+		return ""
+	case !ok || s.NoChanges() && !res.HasChanges:
+		return "No changes. Your infrastructure matches the configuration."
+	}
+	imports := ""
+	if s.Import > 0 {
+		imports = fmt.Sprintf("%d to import, ", s.Import)
+	}
+	return fmt.Sprintf("Plan: %s%d to add, %d to change, %d to destroy.", imports, s.Add, s.Change, s.Destroy)
+}
+
+func applyLine(res ProjectResult) string {
+	s, ok := summaryOf(res)
+	if !ok {
+		return ""
+	}
+	imports := ""
+	if s.Import > 0 {
+		imports = fmt.Sprintf("%d imported, ", s.Import)
+	}
+	return fmt.Sprintf("Apply complete! Resources: %s%d added, %d changed, %d destroyed.", imports, s.Add, s.Change, s.Destroy)
+}
+
+func title(command string) string {
+	if command == "" {
+		return ""
+	}
+	return strings.ToUpper(command[:1]) + command[1:]
+}

@@ -1,0 +1,200 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/runner/markdown"
+	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/vcs"
+)
+
+// plan runs a plan request: autoplan or an "atlantis plan" comment.
+func (r *Runner) plan(ctx context.Context, w *work, cmd *command.Command, autoplan bool) error {
+	jobs, err := r.DB.RequestJobs(ctx, w.req.ID)
+	if err != nil {
+		return err
+	}
+	if len(jobs) == 0 {
+		// A request that stopped before making jobs resolves again.
+		jobs, err = r.resolvePlan(ctx, w, cmd, autoplan)
+		if err != nil {
+			return r.fail(ctx, w, "plan", err)
+		}
+	}
+	sha := w.pull.HeadSHA
+	if len(jobs) > 0 {
+		sha = jobs[0].HeadSHA
+	}
+	if len(jobs) == 0 {
+		r.setStatus(ctx, w.vcs, w.repo, sha, "plan", "", vcs.StatusSuccess, "0/0 projects planned: no Terraform changes.", "")
+		if autoplan {
+			return nil
+		}
+		return r.reply(ctx, w, "plan", "Ran Plan for 0 projects: no modified Terraform projects were found in this pull request.")
+	}
+	r.setStatus(ctx, w.vcs, w.repo, sha, "plan", "", vcs.StatusPending, fmt.Sprintf("Planning %d project(s)...", len(jobs)), r.pullURL(w))
+	results := r.runJobs(ctx, w, jobs, r.runPlan)
+	return r.report(ctx, w, "plan", sha, results)
+}
+
+// fail reports a request-level failure (bad config, checkout failure) on the
+// pull request and in the aggregate status.
+func (r *Runner) fail(ctx context.Context, w *work, command string, err error) error {
+	w.log.Error(command+" failed", "err", err)
+	r.setStatus(ctx, w.vcs, w.repo, w.pull.HeadSHA, command, "", vcs.StatusFailure, "Failed: see the pull request comment.", r.pullURL(w))
+	body := r.Markdown.Error(command, atoll.ErrorMessage(err), vcs.Marker(command))
+	if _, cerr := w.vcs.CreateComment(ctx, *w.repo, w.pull.Number, body); cerr != nil {
+		return fmt.Errorf("%w (and commenting failed: %v)", err, cerr)
+	}
+	return err
+}
+
+// refresh fetches the pull request from the VCS and stores what changed.
+func (r *Runner) refresh(ctx context.Context, w *work) (*vcs.PullDetails, error) {
+	d, err := w.vcs.GetPull(ctx, *w.repo, w.pull.Number)
+	if err != nil {
+		return nil, err
+	}
+	if d.HeadSHA != w.pull.HeadSHA || d.BaseSHA != w.pull.BaseSHA {
+		err := r.DB.Update(ctx, func(tx *store.Tx) error {
+			_, err := tx.UpsertPull(w.repo.ID, atoll.Pull{Number: d.Number, HeadSHA: d.HeadSHA, BaseSHA: d.BaseSHA, HeadRef: d.HeadRef, BaseRef: d.BaseRef, State: d.State})
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		w.pull.HeadSHA, w.pull.BaseSHA = d.HeadSHA, d.BaseSHA
+	}
+	if d.HeadRef != "" {
+		w.pull.HeadRef, w.pull.BaseRef = d.HeadRef, d.BaseRef
+	}
+	return d, nil
+}
+
+// resolvePlan checks out the head, reads atlantis.yaml, selects projects and
+// queues one plan job per project.
+func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command, autoplan bool) ([]*atoll.Job, error) {
+	if _, err := r.refresh(ctx, w); err != nil {
+		return nil, err
+	}
+	root, err := r.checkout(ctx, w, atoll.DefaultWorkspace, w.pull.HeadSHA)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := repocfg.Load(root)
+	if err != nil {
+		return nil, err
+	}
+	var projects []repocfg.Project
+	if cmd.Dir != "" || cmd.Workspace != "" || cmd.Project != "" {
+		projects, err = repocfg.Find(cfg, root, cmd.Project, cmd.Dir, cmd.Workspace)
+	} else {
+		var changed []string
+		if changed, err = w.vcs.ChangedFiles(ctx, *w.repo, w.pull.Number); err == nil {
+			projects, err = repocfg.Select(cfg, root, changed)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var jobs []*atoll.Job
+	err = r.DB.Update(ctx, func(tx *store.Tx) error {
+		jobs = jobs[:0]
+		for _, p := range projects {
+			id, err := tx.UpsertProject(w.repo.ID, atoll.Project{Name: p.Name, Dir: p.Dir, Workspace: p.Workspace})
+			if err != nil {
+				return err
+			}
+			j := &atoll.Job{Kind: atoll.JobPlan, RequestID: w.req.ID, PullID: w.pull.ID, ProjectID: id,
+				HeadSHA: w.pull.HeadSHA, User: w.req.User, Repo: w.repo.FullName(), Pull: w.pull.Number,
+				Project: p.Name, Dir: p.Dir, Workspace: p.Workspace,
+				Spec: atoll.JobSpec{ExtraArgs: cmd.ExtraArgs, Verbose: cmd.Verbose, Workflow: p.Workflow,
+					TerraformVersion: p.TerraformVersion, ApplyRequirements: p.ApplyRequirements,
+					PlanRequirements: p.PlanRequirements, Autoplan: autoplan,
+					Parallel: cfg != nil && cfg.ParallelPlan, Automerge: cfg != nil && cfg.Automerge}}
+			if err := tx.InsertJob(j); err != nil {
+				return err
+			}
+			jobs = append(jobs, j)
+		}
+		return nil
+	})
+	return jobs, err
+}
+
+// runPlan runs one plan job: lock, init, plan, store the plan file.
+func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *markdown.ProjectResult) error {
+	if len(j.Spec.PlanRequirements) > 0 {
+		d, err := r.refresh(ctx, w)
+		if err != nil {
+			return err
+		}
+		if err := r.checkRequirements(ctx, w, d, j.Spec.PlanRequirements, "plan", j.HeadSHA); err != nil {
+			return err
+		}
+	}
+	var holder *atoll.Lock
+	err := r.DB.Update(ctx, func(tx *store.Tx) (err error) {
+		if holder, err = tx.TakeLock(j.ProjectID, j.PullID, j.User); err != nil || holder != nil {
+			return err
+		}
+		return tx.AddEvent(atoll.Event{Actor: j.User, Action: "lock.take", Repo: j.Repo, Pull: j.Pull, Detail: projectLabel(j.Dir, j.Workspace, j.Project)})
+	})
+	if err != nil {
+		return err
+	}
+	if holder != nil {
+		res.LockedBy = &markdown.LockHolder{Pull: holder.Pull, URL: holder.PullURL, User: holder.User}
+		return atoll.Errorf(atoll.ECONFLICT, "This project is locked by pull request #%d.", holder.Pull)
+	}
+	dir, err := r.prepare(ctx, w, j, sink)
+	if err != nil {
+		return err
+	}
+	planFile := filepath.Join(dir, planFileName(j))
+	sink.Write(atoll.StreamAtoll, "$ terraform plan -input=false -out "+planFileName(j)+argsSuffix(j.Spec.ExtraArgs))
+	out, _, err := r.Terraform.Plan(ctx, dir, planFile, j.Spec.ExtraArgs, sink.emit)
+	res.Output = out
+	if err != nil {
+		return err
+	}
+	show, err := r.Terraform.ShowJSON(ctx, dir, planFile)
+	if err != nil {
+		return err
+	}
+	summary, err := summarize(show)
+	if err != nil {
+		return err
+	}
+	file, err := os.ReadFile(planFile)
+	if err != nil {
+		return fmt.Errorf("read plan file: %w", err)
+	}
+	res.Summary = &summary
+	plan := &atoll.Plan{JobID: j.ID, PullID: j.PullID, ProjectID: j.ProjectID, HeadSHA: j.HeadSHA, Summary: summary, File: file, ShowJSON: show}
+	// The plan and the job's success are one commit: a user is never told of
+	// a plan that is not stored.
+	return r.DB.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertPlan(plan); err != nil {
+			return err
+		}
+		if err := tx.FinishJob(j.ID, atoll.JobSucceeded, "", &summary); err != nil {
+			return err
+		}
+		return tx.AddEvent(atoll.Event{Actor: j.User, Action: "plan.store", Repo: j.Repo, Pull: j.Pull,
+			Detail: fmt.Sprintf("%s: %d to add, %d to change, %d to destroy (sha256 %s)", projectLabel(j.Dir, j.Workspace, j.Project), summary.Add, summary.Change, summary.Destroy, plan.SHA256[:12])})
+	})
+}
+
+func planFileName(j *atoll.Job) string {
+	if j.Project != "" {
+		return safeName(j.Project) + "-" + j.Workspace + ".tfplan"
+	}
+	return j.Workspace + ".tfplan"
+}

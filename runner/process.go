@@ -1,0 +1,202 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/git"
+	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/vcs"
+)
+
+// work is what a request needs while it runs.
+type work struct {
+	req  *atoll.Request
+	repo *atoll.Repo
+	pull *atoll.Pull
+	vcs  vcs.Provider
+	log  *slog.Logger
+}
+
+func (r *Runner) process(req *atoll.Request) {
+	ctx := r.jobCtx
+	log := r.Logger.With("request", req.ID, "kind", req.Kind, "repo", req.Repo, "pull", req.Pull)
+	w, err := r.load(ctx, req, log)
+	if err == nil {
+		log.Info("request started")
+		err = r.dispatch(ctx, w)
+	}
+	state, msg := atoll.RequestDone, ""
+	if err != nil {
+		msg = atoll.ErrorMessage(err)
+		log.Error("request failed", "err", err)
+		if ctx.Err() != nil {
+			state = atoll.RequestInterrupted
+		}
+	}
+	if ferr := r.DB.Update(context.Background(), func(tx *store.Tx) error { return tx.FinishRequest(req.ID, state, msg) }); ferr != nil {
+		log.Error("finish request", "err", ferr)
+	}
+	log.Info("request finished", "state", state)
+}
+
+func (r *Runner) load(ctx context.Context, req *atoll.Request, log *slog.Logger) (*work, error) {
+	pull, err := r.DB.Pull(ctx, req.PullID)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := r.DB.Repo(ctx, pull.RepoID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.provider(repo.VCS)
+	if err != nil {
+		return nil, err
+	}
+	return &work{req: req, repo: repo, pull: pull, vcs: p, log: log}, nil
+}
+
+func (r *Runner) dispatch(ctx context.Context, w *work) error {
+	switch w.req.Kind {
+	case atoll.RequestClose:
+		return r.close(ctx, w)
+	case atoll.RequestAutoplan:
+		if w.pull.State != atoll.PullOpen {
+			return nil
+		}
+		return r.plan(ctx, w, &command.Command{Name: command.Plan}, true)
+	}
+	cmd, err := r.Parser.Parse(w.req.Comment)
+	if err != nil {
+		return r.reply(ctx, w, "error", atoll.ErrorMessage(err))
+	} else if cmd == nil {
+		return nil
+	}
+	switch cmd.Name {
+	case command.Help:
+		return r.reply(ctx, w, "help", r.Parser.Usage())
+	case command.Version:
+		return r.version(ctx, w)
+	case command.Unlock:
+		return r.unlock(ctx, w)
+	case command.Plan:
+		return r.plan(ctx, w, cmd, false)
+	case command.Apply:
+		return r.apply(ctx, w, cmd)
+	}
+	return nil
+}
+
+// reply posts one comment for a command that runs nothing.
+func (r *Runner) reply(ctx context.Context, w *work, command, body string) error {
+	_, err := w.vcs.CreateComment(ctx, *w.repo, w.pull.Number, body+"\n"+vcs.Marker(command))
+	return err
+}
+
+func (r *Runner) version(ctx context.Context, w *work) error {
+	tf, err := r.Terraform.Version(ctx)
+	if err != nil {
+		tf = "unknown (" + atoll.ErrorMessage(err) + ")"
+	}
+	return r.reply(ctx, w, "version", fmt.Sprintf("Atoll %s\n\nTerraform: `%s`", r.Version, tf))
+}
+
+func (r *Runner) unlock(ctx context.Context, w *work) error {
+	var n int
+	err := r.DB.Update(ctx, func(tx *store.Tx) error {
+		locks, err := tx.DeletePullLocks(w.pull.ID)
+		n = len(locks)
+		if err != nil {
+			return err
+		}
+		if err := tx.DiscardPlans(w.pull.ID); err != nil {
+			return err
+		}
+		return tx.AddEvent(atoll.Event{Actor: w.req.User, Action: "locks.unlock", Repo: w.repo.FullName(), Pull: w.pull.Number,
+			Detail: fmt.Sprintf("unlocked %d lock(s) by comment", n)})
+	})
+	if err != nil {
+		return err
+	}
+	return r.reply(ctx, w, "unlock", r.Markdown.Unlocked(n, ""))
+}
+
+// close tells the pull request which locks were released (that happened in
+// the webhook's transaction) and removes its work directories.
+func (r *Runner) close(ctx context.Context, w *work) error {
+	projects, err := r.DB.PullProjects(ctx, w.pull.ID)
+	if err != nil {
+		return err
+	}
+	if err := r.Workdirs.Remove(workdirKey(w.repo), w.pull.Number); err != nil {
+		w.log.Warn("remove work dirs", "err", err)
+	}
+	if len(projects) == 0 {
+		return nil
+	}
+	body := "Locks and plans deleted for the projects and workspaces modified in this pull request:\n\n"
+	for _, p := range projects {
+		body += fmt.Sprintf("- dir: `%s` workspace: `%s`\n", p.Dir, p.Workspace)
+	}
+	return r.reply(ctx, w, "close", body)
+}
+
+// reportInterrupted tells a pull request that a job stopped with the process.
+func (r *Runner) reportInterrupted(ctx context.Context, j *atoll.Job) {
+	pull, err := r.DB.Pull(ctx, j.PullID)
+	if err != nil {
+		return
+	}
+	repo, err := r.DB.Repo(ctx, pull.RepoID)
+	if err != nil {
+		return
+	}
+	p, err := r.provider(repo.VCS)
+	if err != nil {
+		return
+	}
+	body := fmt.Sprintf("**%s interrupted** for dir: `%s` workspace: `%s`: %s", title(j.Kind), j.Dir, j.Workspace, j.Error)
+	if j.Kind == atoll.JobApply {
+		body += "\n\nThe apply may have been partly done. Check the state, then run plan again."
+	}
+	if _, err := p.CreateComment(ctx, *repo, pull.Number, body+"\n"+vcs.Marker("interrupted")); err != nil {
+		r.Logger.Error("report interrupted job", "job", j.ID, "err", err)
+	}
+	r.setStatus(ctx, p, repo, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project), vcs.StatusError, "interrupted", r.jobURL(j.ID))
+}
+
+// checkout brings the pull request's work dir for workspace to sha.
+func (r *Runner) checkout(ctx context.Context, w *work, workspace, sha string) (string, error) {
+	cloneURL, err := w.vcs.CloneURL(ctx, *w.repo)
+	if err != nil {
+		return "", err
+	}
+	remote, err := git.NewRemote(cloneURL)
+	if err != nil {
+		return "", err
+	}
+	spec := git.Spec{Key: workdirKey(w.repo), Remote: remote, Pull: w.pull.Number, Workspace: workspace,
+		HeadSHA: sha, HeadRef: w.pull.HeadRef, BaseRef: w.pull.BaseRef}
+	if w.repo.VCS == atoll.VCSGitHub {
+		spec.ExtraRefs = []string{fmt.Sprintf("refs/pull/%d/head", w.pull.Number)}
+	}
+	dir, err := r.Workdirs.Checkout(ctx, spec)
+	if err != nil {
+		// git's message may name paths; keep it for the log, say less to users.
+		w.log.Error("checkout", "err", err)
+		var ae *atoll.Error
+		if errors.As(err, &ae) {
+			return "", err
+		}
+		return "", atoll.Errorf(atoll.EINTERNAL, "Checking out %s at %s failed: %s", w.repo.FullName(), short(sha), redactPaths(err.Error(), r.Workdirs.Root))
+	}
+	return dir, nil
+}
+
+func workdirKey(repo *atoll.Repo) string {
+	return repo.VCS + "/" + repo.Host + "/" + repo.Owner + "/" + repo.Name
+}

@@ -1,0 +1,166 @@
+// Package runner does Atoll's work: it turns webhooks and comments into
+// durable requests, and its workers turn requests into plan and apply jobs
+// that run git and Terraform, store plans and logs, and report back to the
+// pull request.
+package runner
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/git"
+	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/runner/markdown"
+	"github.com/atollhq/atoll/runner/terraform"
+	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/vcs"
+)
+
+// StatusName prefixes commit status contexts, as Atlantis's default does, so
+// branch protection rules written for Atlantis keep working.
+const StatusName = "atlantis"
+
+// Runner owns the queue and the workers.
+type Runner struct {
+	DB          *store.DB
+	Providers   map[string]vcs.Provider // by atoll.VCS* kind
+	Workdirs    *git.Workdirs
+	Terraform   terraform.Runner
+	Parser      command.Parser
+	Markdown    markdown.Renderer
+	Hub         *Hub
+	Allowlist   Allowlist
+	PublicURL   string // base of links in comments and statuses
+	Node        string
+	Version     string
+	Parallelism int
+	// StopTimeout is how long Stop lets running jobs finish.
+	StopTimeout time.Duration
+	Logger      *slog.Logger
+
+	wake    chan struct{}
+	stop    chan struct{}
+	workers sync.WaitGroup
+	// jobCtx is cancelled when Stop's grace period ends; running Terraform
+	// processes then get SIGINT and their jobs are recorded interrupted.
+	jobCtx    context.Context
+	cancelJob context.CancelFunc
+	stopOnce  sync.Once
+}
+
+// Start recovers from a previous process (requeues its requests, marks its
+// running jobs interrupted and tells their pull requests) and starts the
+// workers.
+func (r *Runner) Start(ctx context.Context) error {
+	if r.Parallelism <= 0 {
+		r.Parallelism = 2
+	}
+	if r.Logger == nil {
+		r.Logger = slog.Default()
+	}
+	if r.Hub == nil {
+		r.Hub = NewHub()
+	}
+	r.wake = make(chan struct{}, 1)
+	r.stop = make(chan struct{})
+	r.jobCtx, r.cancelJob = context.WithCancel(context.Background())
+
+	var interrupted []*atoll.Job
+	err := r.DB.Update(ctx, func(tx *store.Tx) (err error) {
+		interrupted, err = tx.RequeueRunning()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, j := range interrupted {
+		r.Logger.Warn("job interrupted by a restart", "job", j.ID, "kind", j.Kind, "repo", j.Repo, "pull", j.Pull)
+		r.reportInterrupted(ctx, j)
+	}
+	for i := 0; i < r.Parallelism; i++ {
+		r.workers.Add(1)
+		go r.work()
+	}
+	r.Wake()
+	return nil
+}
+
+// Wake tells an idle worker that a request was queued.
+func (r *Runner) Wake() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stop stops taking work, waits up to StopTimeout for running requests, then
+// interrupts what is left. Queued requests stay queued for the next start.
+func (r *Runner) Stop() {
+	r.stopOnce.Do(func() {
+		close(r.stop)
+		done := make(chan struct{})
+		go func() { r.workers.Wait(); close(done) }()
+		timeout := r.StopTimeout
+		if timeout <= 0 {
+			timeout = time.Minute
+		}
+		select {
+		case <-done:
+		case <-time.After(timeout):
+			r.Logger.Warn("stop timeout: interrupting running jobs")
+			r.cancelJob()
+			<-done
+		}
+		r.cancelJob()
+	})
+}
+
+func (r *Runner) stopping() bool {
+	select {
+	case <-r.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (r *Runner) work() {
+	defer r.workers.Done()
+	poll := time.NewTicker(time.Second)
+	defer poll.Stop()
+	for !r.stopping() {
+		req, err := r.DB.ClaimRequest(context.Background(), r.Node)
+		if err != nil {
+			r.Logger.Error("claim request", "err", err)
+		}
+		if req == nil {
+			select {
+			case <-r.wake:
+			case <-poll.C:
+			case <-r.stop:
+			}
+			continue
+		}
+		// Another request may be waiting behind this one; let a peer look.
+		r.Wake()
+		r.process(req)
+	}
+}
+
+func (r *Runner) provider(kind string) (vcs.Provider, error) {
+	p, ok := r.Providers[kind]
+	if !ok {
+		return nil, atoll.Errorf(atoll.EINVALID, "No VCS provider for %q is configured.", kind)
+	}
+	return p, nil
+}
+
+func (r *Runner) jobURL(id int64) string {
+	if r.PublicURL == "" {
+		return ""
+	}
+	return r.PublicURL + "/jobs/" + itoa(id)
+}
