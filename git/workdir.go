@@ -126,13 +126,22 @@ func (w *Workdirs) syncMirror(ctx context.Context, s Spec) (string, error) {
 	if hasCommit(ctx, mirror, s.HeadSHA) && (w.Strategy != StrategyMerge || s.BaseRef == "") {
 		return mirror, nil
 	}
-	refspecs := []string{"+refs/heads/*:refs/heads/*"}
-	for _, r := range s.ExtraRefs {
-		refspecs = append(refspecs, "+"+r+":"+r)
+	fetch := func(refspecs ...string) error {
+		args := append([]string{"fetch", "--quiet", "--prune", s.Remote.URL}, refspecs...)
+		_, err := Run(ctx, mirror, s.Remote.Env, args...)
+		return err
 	}
-	args := append([]string{"fetch", "--quiet", "--prune", s.Remote.URL}, refspecs...)
-	if _, err := Run(ctx, mirror, s.Remote.Env, args...); err != nil {
+	if err := fetch("+refs/heads/*:refs/heads/*"); err != nil {
 		return "", fmt.Errorf("fetch %s: %w", s.Key, err)
+	}
+	// A fork's commits are only reachable through the host's pull ref.
+	for _, r := range s.ExtraRefs {
+		if hasCommit(ctx, mirror, s.HeadSHA) {
+			break
+		}
+		if err := fetch("+" + r + ":" + r); err != nil {
+			return "", fmt.Errorf("fetch %s %s: %w", s.Key, r, err)
+		}
 	}
 	if !hasCommit(ctx, mirror, s.HeadSHA) {
 		return "", fmt.Errorf("fetch %s: commit %s not found on the remote", s.Key, short(s.HeadSHA))

@@ -1,0 +1,122 @@
+// Atoll control pages: unlock buttons, the comment box and auto-refresh.
+// Plain JavaScript, no build step; the pages work read-only without it.
+"use strict";
+
+(function () {
+	var busy = false; // a request is in flight: do not reload under it
+
+	function show(el, msg, ok) {
+		if (!el) return;
+		el.textContent = msg;
+		el.classList.toggle("ok", !!ok);
+		el.hidden = !msg;
+	}
+
+	// api sends a JSON request and resolves to the decoded answer, or rejects
+	// with the server's {"error": "..."} message. On 401 it asks once for the
+	// API token and keeps it for this browser tab.
+	function api(method, url, body, retried) {
+		var headers = { "Accept": "application/json" };
+		if (body !== undefined) headers["Content-Type"] = "application/json";
+		var token = sessionStorage.getItem("atoll-api-token");
+		if (token) headers["X-Atlantis-Token"] = token;
+		return fetch(url, {
+			method: method,
+			headers: headers,
+			body: body === undefined ? undefined : JSON.stringify(body),
+			credentials: "same-origin"
+		}).then(function (res) {
+			return res.text().then(function (text) {
+				var data = null;
+				try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
+				if (res.ok) return data;
+				var msg = (data && data.error) || (res.status + " " + res.statusText);
+				if (res.status === 401 && !retried && !/disabled/i.test(msg)) {
+					var t = window.prompt(msg + "\nAPI token:");
+					if (t) {
+						sessionStorage.setItem("atoll-api-token", t);
+						return api(method, url, body, true);
+					}
+				}
+				throw new Error(msg);
+			});
+		}, function () {
+			throw new Error("Network error: is Atoll running?");
+		});
+	}
+
+	// Unlock buttons: <button data-unlock="ID" data-label="...">.
+	document.addEventListener("click", function (ev) {
+		var btn = ev.target.closest("button[data-unlock]");
+		if (!btn) return;
+		ev.preventDefault();
+		var label = btn.getAttribute("data-label") || "this lock";
+		if (!window.confirm("Unlock " + label + "?\nThe pull request's pending plan for it is discarded.")) return;
+		var flash = document.getElementById("flash");
+		btn.disabled = true;
+		busy = true;
+		api("DELETE", "/api/v1/locks/" + encodeURIComponent(btn.getAttribute("data-unlock")))
+			.then(function () { location.reload(); })
+			.catch(function (err) {
+				show(flash, "Unlock failed: " + err.message);
+				btn.disabled = false;
+				busy = false;
+			});
+	});
+
+	// Comment box: <form data-comment-url="..."> with a textarea name=body.
+	document.addEventListener("submit", function (ev) {
+		var form = ev.target.closest("form[data-comment-url]");
+		if (!form) return;
+		ev.preventDefault();
+		var area = form.querySelector("textarea[name=body]");
+		var btn = form.querySelector("button[type=submit]");
+		var flash = form.querySelector(".flash");
+		var text = area.value;
+		if (!text.trim()) {
+			show(flash, "Write a comment first, e.g. atlantis plan.");
+			return;
+		}
+		btn.disabled = true;
+		busy = true;
+		show(flash, "");
+		api("POST", form.getAttribute("data-comment-url"), { body: text })
+			.then(function (data) {
+				area.value = "";
+				show(flash, data && data.queued ? "Queued. Reloading…" : "Posted. Reloading…", true);
+				setTimeout(function () { location.reload(); }, 1200);
+			})
+			.catch(function (err) {
+				show(flash, err.message);
+				btn.disabled = false;
+				busy = false;
+			});
+	});
+
+	// Ctrl/Cmd+Enter in the comment box submits it.
+	document.addEventListener("keydown", function (ev) {
+		if (ev.key !== "Enter" || !(ev.ctrlKey || ev.metaKey)) return;
+		var area = ev.target.closest("form[data-comment-url] textarea");
+		if (area) area.form.requestSubmit();
+	});
+
+	// Follow a running job's log.
+	var log = document.querySelector("pre.log[data-follow]");
+	if (log) log.scrollTop = log.scrollHeight;
+
+	// Auto-refresh: <body data-refresh="seconds">. Skipped while the tab is
+	// hidden, a request is in flight, an error is shown or the user is typing.
+	var secs = parseInt(document.body.getAttribute("data-refresh") || "0", 10);
+	if (secs > 0) {
+		setInterval(function () {
+			if (document.hidden || busy) return;
+			var flash = document.querySelector(".flash:not([hidden])");
+			if (flash && !flash.classList.contains("ok")) return;
+			var a = document.activeElement;
+			if (a && (a.tagName === "TEXTAREA" || a.tagName === "INPUT") && a.value) return;
+			var sel = window.getSelection && window.getSelection();
+			if (sel && !sel.isCollapsed) return;
+			location.reload();
+		}, secs * 1000);
+	}
+})();

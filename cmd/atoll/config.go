@@ -1,0 +1,132 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// Config is every flag of `atoll server`. Each flag is also read from the
+// environment as ATOLL_<FLAG_IN_UPPER_SNAKE> when not given on the command
+// line.
+type Config struct {
+	Port          int
+	Addr          string
+	DataDir       string
+	PublicURL     string
+	LogLevel      string
+	RepoAllowlist string
+
+	GHUser          string
+	GHToken         string
+	GHWebhookSecret string
+	GHHostname      string
+	GHAPIURL        string
+	GHAppID         int64
+	GHAppKeyFile    string
+
+	TerraformBin     string
+	DefaultTFVersion string
+	ExecutableName   string
+	CheckoutStrategy string
+	Parallelism      int
+	StopTimeout      time.Duration
+	APISecret        string
+	NodeID           string
+	Demo             bool
+}
+
+func (c *Config) flags(fs *flag.FlagSet) {
+	fs.IntVar(&c.Port, "port", 4141, "HTTP port")
+	fs.StringVar(&c.Addr, "addr", "", "listen address (host:port); overrides --port, e.g. 127.0.0.1:0")
+	fs.StringVar(&c.DataDir, "data-dir", "./atoll-data", "directory for the database and disposable work dirs")
+	fs.StringVar(&c.PublicURL, "public-url", "", "URL users reach Atoll at, for links in comments (default http://localhost:PORT)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.RepoAllowlist, "repo-allowlist", "", "comma-separated globs of host/owner/repo Atoll accepts webhooks for (required unless --demo)")
+	fs.StringVar(&c.GHUser, "gh-user", "", "GitHub user Atoll comments as (also makes @user a command prefix)")
+	fs.StringVar(&c.GHToken, "gh-token", "", "GitHub token")
+	fs.StringVar(&c.GHWebhookSecret, "gh-webhook-secret", "", "secret GitHub signs webhooks with (X-Hub-Signature-256)")
+	fs.StringVar(&c.GHHostname, "gh-hostname", "github.com", "GitHub host (GitHub Enterprise)")
+	fs.StringVar(&c.GHAPIURL, "gh-api-url", "", "full GitHub REST base URL; overrides --gh-hostname")
+	fs.Int64Var(&c.GHAppID, "gh-app-id", 0, "GitHub App id (instead of --gh-token)")
+	fs.StringVar(&c.GHAppKeyFile, "gh-app-key-file", "", "GitHub App private key file")
+	fs.StringVar(&c.TerraformBin, "terraform-bin", "terraform", "Terraform binary")
+	fs.StringVar(&c.DefaultTFVersion, "default-tf-version", "", "Terraform version to use when a project sets none (only the --terraform-bin version is available yet)")
+	fs.StringVar(&c.ExecutableName, "executable-name", "atlantis", "comment prefix; \"atoll\" is always accepted too")
+	fs.StringVar(&c.CheckoutStrategy, "checkout-strategy", "branch", "branch or merge")
+	fs.IntVar(&c.Parallelism, "parallelism", 4, "requests worked on at once (and jobs per request when parallel_plan is on)")
+	fs.DurationVar(&c.StopTimeout, "stop-timeout", 5*time.Minute, "how long a stopping server lets running jobs finish")
+	fs.StringVar(&c.APISecret, "api-secret", "", "token for mutating API calls (X-Atlantis-Token or Authorization: Bearer)")
+	fs.StringVar(&c.NodeID, "node-id", "", "this node's name (default FLY_MACHINE_ID or the hostname)")
+	fs.BoolVar(&c.Demo, "demo", false, "run the self-contained demo (local repository, no credentials)")
+}
+
+// parse reads args, then the environment for flags not given.
+func (c *Config) parse(args []string, getenv func(string) string) error {
+	fs := flag.NewFlagSet("atoll server", flag.ContinueOnError)
+	c.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] || err != nil {
+			return
+		}
+		env := "ATOLL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(env); v != "" {
+			if serr := fs.Set(f.Name, v); serr != nil {
+				err = fmt.Errorf("%s: %w", env, serr)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return c.validate(getenv)
+}
+
+func (c *Config) validate(getenv func(string) string) error {
+	if c.CheckoutStrategy != "branch" && c.CheckoutStrategy != "merge" {
+		return fmt.Errorf("--checkout-strategy must be branch or merge, not %q", c.CheckoutStrategy)
+	}
+	if c.Parallelism < 1 || c.Parallelism > 256 {
+		return fmt.Errorf("--parallelism must be between 1 and 256")
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		return fmt.Errorf("--port must be between 0 and 65535")
+	}
+	if c.ExecutableName == "" || strings.ContainsAny(c.ExecutableName, " \t\n") {
+		return fmt.Errorf("--executable-name must be one word")
+	}
+	if !c.Demo && c.RepoAllowlist == "" {
+		return fmt.Errorf("--repo-allowlist is required (e.g. github.com/myorg/*)")
+	}
+	if c.Demo && c.RepoAllowlist == "" {
+		c.RepoAllowlist = "local/demo/*"
+	}
+	if (c.GHToken != "" || c.GHAppID != 0) && c.GHWebhookSecret == "" {
+		return fmt.Errorf("--gh-webhook-secret is required with GitHub credentials: unsigned webhooks are refused")
+	}
+	if c.NodeID == "" {
+		c.NodeID = getenv("FLY_MACHINE_ID")
+	}
+	if c.NodeID == "" {
+		c.NodeID, _ = os.Hostname()
+	}
+	return nil
+}
+
+func (c *Config) listenAddr() string {
+	if c.Addr != "" {
+		return c.Addr
+	}
+	return fmt.Sprintf(":%d", c.Port)
+}

@@ -1,0 +1,252 @@
+package main_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeGitHub is a GitHub REST API stand-in speaking the real wire format
+// (enough of it for go-github), recording what Atoll calls.
+type fakeGitHub struct {
+	*httptest.Server
+	t *testing.T
+
+	mu        sync.Mutex
+	pulls     map[int]*fakePull
+	comments  []fakeComment
+	statuses  []fakeStatus
+	minimized []string
+	calls     []string
+}
+
+type fakePull struct {
+	HeadSHA, HeadRef, BaseSHA, BaseRef string
+	Files                              []string
+	Approved                           bool
+	State                              string
+}
+
+type fakeComment struct {
+	ID     int64
+	Pull   int
+	Body   string
+	NodeID string
+}
+
+type fakeStatus struct {
+	SHA, State, Context, Description string
+}
+
+func newFakeGitHub(t *testing.T) *fakeGitHub {
+	f := &fakeGitHub{t: t, pulls: map[int]*fakePull{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /repos/{owner}/{repo}/pulls/{n}", f.getPull)
+	mux.HandleFunc("GET /repos/{owner}/{repo}/pulls/{n}/files", f.listFiles)
+	mux.HandleFunc("GET /repos/{owner}/{repo}/pulls/{n}/reviews", f.listReviews)
+	mux.HandleFunc("GET /repos/{owner}/{repo}/issues/{n}/comments", f.listComments)
+	mux.HandleFunc("POST /repos/{owner}/{repo}/issues/{n}/comments", f.createComment)
+	mux.HandleFunc("POST /repos/{owner}/{repo}/statuses/{sha}", f.createStatus)
+	mux.HandleFunc("POST /graphql", f.graphql)
+	mux.HandleFunc("GET /user", func(w http.ResponseWriter, r *http.Request) {
+		writeJSONResp(w, map[string]any{"login": "atoll-bot", "id": 1, "type": "User"})
+	})
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer gh-test-token" && r.Header.Get("Authorization") != "token gh-test-token" {
+			http.Error(w, `{"message":"Bad credentials"}`, http.StatusUnauthorized)
+			return
+		}
+		f.mu.Lock()
+		f.calls = append(f.calls, r.Method+" "+r.URL.Path)
+		f.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func writeJSONResp(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	json.NewEncoder(w).Encode(v)
+}
+
+func (f *fakeGitHub) pull(r *http.Request) (*fakePull, int, bool) {
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.pulls[n]
+	if !ok {
+		return nil, n, false
+	}
+	cp := *p
+	return &cp, n, true
+}
+
+func (f *fakeGitHub) setPull(n int, p fakePull) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p.State == "" {
+		p.State = "open"
+	}
+	f.pulls[n] = &p
+}
+
+// getPull answers with GitHub's own sample pull request, adjusted.
+func (f *fakeGitHub) getPull(w http.ResponseWriter, r *http.Request) {
+	p, n, ok := f.pull(r)
+	if !ok {
+		http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
+		return
+	}
+	raw, err := os.ReadFile(fixture("api.pull_request.json"))
+	if err != nil {
+		f.t.Error(err)
+		return
+	}
+	var body map[string]any
+	json.Unmarshal(raw, &body)
+	body["number"], body["state"], body["merged"] = n, p.State, false
+	body["mergeable"], body["mergeable_state"] = true, "clean"
+	body["head"].(map[string]any)["sha"] = p.HeadSHA
+	body["head"].(map[string]any)["ref"] = p.HeadRef
+	body["base"].(map[string]any)["sha"] = p.BaseSHA
+	body["base"].(map[string]any)["ref"] = p.BaseRef
+	writeJSONResp(w, body)
+}
+
+func (f *fakeGitHub) listFiles(w http.ResponseWriter, r *http.Request) {
+	p, _, ok := f.pull(r)
+	if !ok {
+		http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
+		return
+	}
+	files := []map[string]any{}
+	for _, name := range p.Files {
+		files = append(files, map[string]any{"filename": name, "status": "modified", "additions": 1, "deletions": 1, "changes": 2})
+	}
+	writeJSONResp(w, files)
+}
+
+func (f *fakeGitHub) listReviews(w http.ResponseWriter, r *http.Request) {
+	p, _, ok := f.pull(r)
+	if !ok {
+		http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
+		return
+	}
+	reviews := []map[string]any{}
+	if p.Approved {
+		reviews = append(reviews, map[string]any{"id": 80, "user": map[string]any{"login": "bob"}, "state": "APPROVED"})
+	}
+	writeJSONResp(w, reviews)
+}
+
+func (f *fakeGitHub) commentJSON(c fakeComment) map[string]any {
+	return map[string]any{"id": c.ID, "node_id": c.NodeID, "body": c.Body, "user": map[string]any{"login": "atoll-bot"},
+		"html_url": fmt.Sprintf("%s/acme/infra/pull/%d#issuecomment-%d", f.URL, c.Pull, c.ID)}
+}
+
+func (f *fakeGitHub) listComments(w http.ResponseWriter, r *http.Request) {
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	f.mu.Lock()
+	out := []map[string]any{}
+	for _, c := range f.comments {
+		if c.Pull == n {
+			out = append(out, f.commentJSON(c))
+		}
+	}
+	f.mu.Unlock()
+	writeJSONResp(w, out)
+}
+
+func (f *fakeGitHub) createComment(w http.ResponseWriter, r *http.Request) {
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	var in struct{ Body string }
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		http.Error(w, `{"message":"Problems parsing JSON"}`, http.StatusBadRequest)
+		return
+	}
+	if len(in.Body) > 65536 {
+		http.Error(w, `{"message":"Validation Failed","errors":[{"message":"body is too long (maximum is 65536 characters)"}]}`, http.StatusUnprocessableEntity)
+		return
+	}
+	f.mu.Lock()
+	c := fakeComment{ID: int64(1000 + len(f.comments)), Pull: n, Body: in.Body}
+	c.NodeID = fmt.Sprintf("IC_%d", c.ID)
+	f.comments = append(f.comments, c)
+	f.mu.Unlock()
+	w.WriteHeader(http.StatusCreated)
+	writeJSONResp(w, f.commentJSON(c))
+}
+
+func (f *fakeGitHub) createStatus(w http.ResponseWriter, r *http.Request) {
+	var in struct{ State, Context, Description string }
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		http.Error(w, `{"message":"Problems parsing JSON"}`, http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	f.statuses = append(f.statuses, fakeStatus{SHA: r.PathValue("sha"), State: in.State, Context: in.Context, Description: in.Description})
+	f.mu.Unlock()
+	w.WriteHeader(http.StatusCreated)
+	writeJSONResp(w, map[string]any{"id": 1, "state": in.State, "context": in.Context, "description": in.Description})
+}
+
+func (f *fakeGitHub) graphql(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var in struct {
+		Variables map[string]any `json:"variables"`
+		Query     string         `json:"query"`
+	}
+	json.Unmarshal(body, &in)
+	f.mu.Lock()
+	f.minimized = append(f.minimized, string(body))
+	f.mu.Unlock()
+	writeJSONResp(w, map[string]any{"data": map[string]any{"minimizeComment": map[string]any{"minimizedComment": map[string]any{"isMinimized": true}}}})
+}
+
+// pullComments returns the bodies of the comments on pull n.
+func (f *fakeGitHub) pullComments(n int) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, c := range f.comments {
+		if c.Pull == n {
+			out = append(out, c.Body)
+		}
+	}
+	return out
+}
+
+// status returns the latest state of context on sha.
+func (f *fakeGitHub) status(sha, context string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	state := ""
+	for _, s := range f.statuses {
+		if s.SHA == sha && s.Context == context {
+			state = s.State
+		}
+	}
+	return state
+}
+
+func (f *fakeGitHub) minimizeCalls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, m := range f.minimized {
+		if strings.Contains(m, "minimizeComment") {
+			n++
+		}
+	}
+	return n
+}
+
+func fixture(name string) string { return "../../vcs/github/testdata/github/" + name }

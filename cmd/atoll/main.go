@@ -1,0 +1,200 @@
+// Command atoll is the Atoll server. This package only reads flags and wires
+// the packages together.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/demo"
+	"github.com/atollhq/atoll/git"
+	"github.com/atollhq/atoll/runner"
+	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/runner/markdown"
+	"github.com/atollhq/atoll/runner/terraform"
+	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/vcs"
+	"github.com/atollhq/atoll/vcs/github"
+	"github.com/atollhq/atoll/vcs/local"
+	"github.com/atollhq/atoll/web"
+)
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "dev"
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Getenv); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "atoll:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(args []string, stdout io.Writer, getenv func(string) string) error {
+	if len(args) == 0 {
+		return errors.New("usage: atoll server [flags] | atoll version")
+	}
+	switch args[0] {
+	case "version":
+		fmt.Fprintln(stdout, "atoll", Version)
+		return nil
+	case "server":
+		m := NewMain()
+		if err := m.Config.parse(args[1:], getenv); err != nil {
+			return err
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		if err := m.Run(ctx); err != nil {
+			m.Close()
+			return err
+		}
+		fmt.Fprintf(stdout, "Atoll is running at %s\n", m.URL)
+		<-ctx.Done()
+		m.Logger.Info("shutting down: finishing running jobs", "timeout", m.Config.StopTimeout)
+		return m.Close()
+	default:
+		return fmt.Errorf("unknown command %q: usage: atoll server [flags] | atoll version", args[0])
+	}
+}
+
+// Main is one running server, as the command and end-to-end tests start it.
+type Main struct {
+	Config Config
+	Logger *slog.Logger
+	DB     *store.DB
+	Runner *runner.Runner
+	Server *web.Server
+	// URL is where the server listens (http://127.0.0.1:PORT).
+	URL string
+
+	serveErr chan error
+}
+
+// NewMain returns a Main with default configuration.
+func NewMain() *Main {
+	m := &Main{}
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	m.Config.flags(fs) // sets the defaults
+	return m
+}
+
+// Run opens the database, starts the workers and the HTTP server, and
+// returns once it accepts requests.
+func (m *Main) Run(ctx context.Context) error {
+	c := &m.Config
+	if m.Logger == nil {
+		m.Logger = newLogger(c.LogLevel)
+	}
+	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	dataDir, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return err
+	}
+	m.DB = store.NewDB(filepath.Join(dataDir, "atoll.db"))
+	if err := m.DB.Open(ctx); err != nil {
+		return err
+	}
+	providers, err := m.providers()
+	if err != nil {
+		return err
+	}
+	m.Server = &web.Server{DB: m.DB, Providers: providers, Logger: m.Logger, Version: Version, Node: c.NodeID,
+		APISecret: c.APISecret, Demo: c.Demo}
+	if err := m.Server.Listen(c.listenAddr()); err != nil {
+		return err
+	}
+	_, port, _ := net.SplitHostPort(m.Server.Addr())
+	m.URL = "http://127.0.0.1:" + port
+	publicURL := c.PublicURL
+	if publicURL == "" {
+		publicURL = "http://localhost:" + port
+	}
+	m.Server.PublicURL = publicURL
+
+	if c.Demo {
+		if _, err := demo.Seed(ctx, m.DB, dataDir); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	m.Runner = &runner.Runner{
+		DB:        m.DB,
+		Providers: providers,
+		Workdirs:  &git.Workdirs{Root: filepath.Join(dataDir, "work"), Strategy: c.CheckoutStrategy},
+		Terraform: terraform.Runner{Bin: c.TerraformBin, Env: []string{"TF_PLUGIN_CACHE_DIR=" + pluginCache(dataDir)}},
+		Parser:    command.Parser{ExecutableName: c.ExecutableName, VCSUser: c.GHUser},
+		Markdown:  markdown.Renderer{Executable: c.ExecutableName},
+		Hub:       runner.NewHub(),
+		Allowlist: runner.ParseAllowlist(c.RepoAllowlist),
+		PublicURL: publicURL, Node: c.NodeID, Version: Version,
+		Parallelism: c.Parallelism, StopTimeout: c.StopTimeout, Logger: m.Logger,
+	}
+	m.Server.Runner = m.Runner
+	if err := m.Runner.Start(ctx); err != nil {
+		return err
+	}
+	m.serveErr = make(chan error, 1)
+	go func() { m.serveErr <- m.Server.Serve() }()
+	m.Logger.Info("atoll started", "url", m.URL, "public_url", publicURL, "node", c.NodeID, "demo", c.Demo, "data_dir", dataDir)
+	return nil
+}
+
+func pluginCache(dataDir string) string {
+	dir := filepath.Join(dataDir, "plugin-cache")
+	os.MkdirAll(dir, 0o755)
+	return dir
+}
+
+func (m *Main) providers() (map[string]vcs.Provider, error) {
+	c := &m.Config
+	providers := map[string]vcs.Provider{atoll.VCSLocal: &local.Provider{DB: m.DB}}
+	if c.GHToken != "" || c.GHAppID != 0 {
+		gh, err := github.New(github.Config{Hostname: c.GHHostname, APIURL: c.GHAPIURL, User: c.GHUser, Token: c.GHToken,
+			WebhookSecret: c.GHWebhookSecret, AppID: c.GHAppID, AppKeyFile: c.GHAppKeyFile})
+		if err != nil {
+			return nil, fmt.Errorf("github: %w", err)
+		}
+		providers[atoll.VCSGitHub] = gh
+	}
+	return providers, nil
+}
+
+// Close stops taking requests, lets running jobs finish (up to the stop
+// timeout) and closes the database.
+func (m *Main) Close() error {
+	var errs []error
+	if m.Server != nil && m.serveErr != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		errs = append(errs, m.Server.Shutdown(ctx))
+		cancel()
+	}
+	if m.Runner != nil {
+		m.Runner.Stop()
+	}
+	if m.DB != nil {
+		errs = append(errs, m.DB.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}

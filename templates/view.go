@@ -1,0 +1,260 @@
+// Package templates holds Atoll's HTML pages, written with templ
+// (github.com/a-h/templ). Edit the .templ files and regenerate the
+// *_templ.go files with `go tool templ generate -path templates`.
+//
+// Every dynamic value goes through templ, which escapes text and sanitizes
+// URLs; nothing here writes raw HTML.
+package templates
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/store"
+)
+
+// Meta is what every page's header needs.
+type Meta struct {
+	Version      string
+	Node         string
+	Demo         bool
+	Now          time.Time
+	AssetVersion string // cache-busting suffix for /assets/ URLs
+}
+
+// PullRow is one pull request of the index.
+type PullRow struct {
+	Pull     *atoll.Pull
+	Projects []atoll.Project
+}
+
+// IndexPage is the control page: pull requests, recent jobs and locks.
+type IndexPage struct {
+	Meta  Meta
+	Pulls []PullRow
+	Jobs  []*atoll.Job
+	Locks []*atoll.Lock
+}
+
+// PlanRow is a pending plan with the label of its project.
+type PlanRow struct {
+	Plan    *atoll.Plan
+	Project string
+	Stale   bool // planned on another commit than the pull request's head
+}
+
+// PullPage shows one pull request.
+type PullPage struct {
+	Meta      Meta
+	Repo      *atoll.Repo
+	Pull      *atoll.Pull
+	Statuses  []store.CommitStatus
+	Projects  []atoll.Project
+	Plans     []PlanRow
+	Jobs      []*atoll.Job
+	Locks     []*atoll.Lock
+	Comments  []store.Comment
+	Approvers []string
+}
+
+// JobPage shows one job and its log.
+type JobPage struct {
+	Meta  Meta
+	Job   *atoll.Job
+	Lines []atoll.LogLine
+}
+
+// ErrorPage explains why a page cannot be shown.
+type ErrorPage struct {
+	Meta    Meta
+	Status  int
+	Message string
+}
+
+// PullPath is the page of pull request number of repo (owner/name).
+func PullPath(repo string, number int) string {
+	owner, name, _ := strings.Cut(repo, "/")
+	return "/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + "/pulls/" + strconv.Itoa(number)
+}
+
+// JobPath is the page of a job.
+func JobPath(id int64) string { return "/jobs/" + strconv.FormatInt(id, 10) }
+
+// CommentsPath is the API endpoint the comment box posts to.
+func CommentsPath(repo string, number int) string {
+	owner, name, _ := strings.Cut(repo, "/")
+	return "/api/v1/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + "/pulls/" + strconv.Itoa(number) + "/comments"
+}
+
+func assetPath(m Meta, name string) string {
+	p := "/assets/" + name
+	if m.AssetVersion != "" {
+		p += "?v=" + url.QueryEscape(m.AssetVersion)
+	}
+	return p
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func id(n int64) string { return strconv.FormatInt(n, 10) }
+
+// short abbreviates a commit SHA.
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// rfc3339 formats t in UTC.
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// ago says how long before now t was, coarsely.
+func ago(now, t time.Time) string {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	d := now.Sub(t)
+	switch {
+	case d < -time.Minute:
+		return "in " + coarse(-d)
+	case d < 5*time.Second:
+		return "just now"
+	default:
+		return coarse(d) + " ago"
+	}
+}
+
+func coarse(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d/time.Hour)) + "h"
+	default:
+		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+	}
+}
+
+// duration formats how long a job ran (or has been running).
+func duration(now time.Time, j *atoll.Job) string {
+	if j.StartedAt == nil {
+		return ""
+	}
+	end := now
+	if j.FinishedAt != nil {
+		end = *j.FinishedAt
+	}
+	d := end.Sub(*j.StartedAt)
+	if d < 0 {
+		d = 0
+	}
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Truncate(time.Second).String()
+}
+
+// jobProject is how a job's project is named: its name, else dir/workspace.
+func jobProject(j *atoll.Job) string {
+	return atoll.Project{Name: j.Project, Dir: j.Dir, Workspace: j.Workspace}.Label()
+}
+
+func lockProject(l *atoll.Lock) string {
+	return atoll.Project{Name: l.Project, Dir: l.Dir, Workspace: l.Workspace}.Label()
+}
+
+func lockLabel(l *atoll.Lock) string {
+	return l.Repo + " " + lockProject(l) + " (#" + strconv.Itoa(l.Pull) + ")"
+}
+
+func projectNames(ps []atoll.Project) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Label()
+	}
+	return out
+}
+
+// live reports whether a job can still change, so its page refreshes.
+func live(j *atoll.Job) bool { return !j.Final() }
+
+// commitStatusClass maps a commit status state to a badge class.
+func commitStatusClass(state string) string {
+	switch state {
+	case "success", "failure", "error", "pending":
+		return "badge-" + state
+	}
+	return "badge-pending"
+}
+
+var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+// logText strips terminal escape sequences from a log line.
+func logText(s string) string {
+	if strings.IndexByte(s, 0x1b) < 0 {
+		return s
+	}
+	return ansi.ReplaceAllString(s, "")
+}
+
+func statusTitle(status int) string {
+	switch status {
+	case 400:
+		return "Bad request"
+	case 401:
+		return "Unauthorized"
+	case 403:
+		return "Forbidden"
+	case 404:
+		return "Not found"
+	case 409:
+		return "Conflict"
+	case 503:
+		return "Unavailable"
+	}
+	if status >= 500 {
+		return "Server error"
+	}
+	return "Error"
+}
+
+func summaryTitle(s *atoll.Summary) string {
+	t := fmt.Sprintf("%d to add, %d to change, %d to destroy", s.Add, s.Change, s.Destroy)
+	if s.Import > 0 {
+		t += fmt.Sprintf(", %d to import", s.Import)
+	}
+	return t
+}
+
+// jobRefresh is how often a job's page reloads: every 2s until it is final.
+func jobRefresh(j *atoll.Job) int {
+	if live(j) {
+		return 2
+	}
+	return 0
+}
+
+// pullRefresh reloads a pull request's page while any of its jobs runs.
+func pullRefresh(d PullPage) int {
+	for _, j := range d.Jobs {
+		if live(j) {
+			return 5
+		}
+	}
+	return 0
+}

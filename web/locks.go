@@ -1,0 +1,57 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/store"
+)
+
+// handleLocks lists every lock.
+func (s *Server) handleLocks(w http.ResponseWriter, r *http.Request) {
+	locks, err := s.DB.Locks(r.Context())
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nonNil(locks))
+}
+
+// handleUnlock deletes one lock and discards the holder's plan for it.
+func (s *Server) handleUnlock(w http.ResponseWriter, r *http.Request) {
+	id, err := store.ParseID(r.PathValue("id"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	var lock *atoll.Lock
+	err = s.DB.Update(r.Context(), func(tx *store.Tx) error {
+		if lock, err = tx.DeleteLock(id); err != nil {
+			return err
+		}
+		return tx.AddEvent(atoll.Event{Actor: actor(r), Action: "lock.delete", Repo: lock.Repo, Pull: lock.Pull,
+			Detail: "dir " + lock.Dir + " workspace " + lock.Workspace + " via API"})
+	})
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, lock)
+}
+
+// actor names who made an API call, for the audit log. Real identities come
+// with UI authentication.
+func actor(r *http.Request) string {
+	if u := r.Header.Get("X-Atoll-User"); u != "" && len(u) < 100 {
+		return "api:" + u
+	}
+	return "api"
+}
+
+// nonNil makes empty lists encode as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

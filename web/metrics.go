@@ -1,0 +1,74 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+
+	"github.com/atollhq/atoll"
+)
+
+// Metrics counts what happens in this process; gauges of durable state are
+// read from the store at scrape time.
+type Metrics struct {
+	mu       sync.Mutex
+	webhooks map[string]int64
+}
+
+// NewMetrics returns zeroed counters.
+func NewMetrics() *Metrics { return &Metrics{webhooks: map[string]int64{}} }
+
+// Webhook counts one webhook by result (queued, ignored, rejected, error).
+func (m *Metrics) Webhook(result string) {
+	m.mu.Lock()
+	m.webhooks[result]++
+	m.mu.Unlock()
+}
+
+// handleMetrics writes the Prometheus text format.
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	fmt.Fprintln(w, "# HELP atoll_webhooks_total Webhooks received, by result.")
+	fmt.Fprintln(w, "# TYPE atoll_webhooks_total counter")
+	s.Metrics.mu.Lock()
+	results := make([]string, 0, len(s.Metrics.webhooks))
+	for k := range s.Metrics.webhooks {
+		results = append(results, k)
+	}
+	sort.Strings(results)
+	for _, k := range results {
+		fmt.Fprintf(w, "atoll_webhooks_total{result=%q} %d\n", k, s.Metrics.webhooks[k])
+	}
+	s.Metrics.mu.Unlock()
+
+	fmt.Fprintln(w, "# HELP atoll_requests Requests (autoplan, comment, close) by state.")
+	fmt.Fprintln(w, "# TYPE atoll_requests gauge")
+	for _, st := range []string{atoll.RequestQueued, atoll.RequestRunning} {
+		n, err := s.DB.CountRequests(ctx, st)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		fmt.Fprintf(w, "atoll_requests{state=%q} %d\n", st, n)
+	}
+	locks, err := s.DB.Locks(ctx)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	fmt.Fprintln(w, "# HELP atoll_locks Project locks held.")
+	fmt.Fprintln(w, "# TYPE atoll_locks gauge")
+	fmt.Fprintf(w, "atoll_locks %d\n", len(locks))
+	counts, err := s.DB.JobCounts(ctx)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	fmt.Fprintln(w, "# HELP atoll_jobs Jobs by kind and state.")
+	fmt.Fprintln(w, "# TYPE atoll_jobs gauge")
+	for _, c := range counts {
+		fmt.Fprintf(w, "atoll_jobs{kind=%q,state=%q} %d\n", c.Kind, c.State, c.N)
+	}
+}

@@ -1,0 +1,229 @@
+package web
+
+import (
+	"bytes"
+	"io/fs"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/assets"
+	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/templates"
+)
+
+// indexPulls and indexJobs bound the index's tables.
+const (
+	indexPulls = 100
+	indexJobs  = 50
+)
+
+// pageRoutes registers the HTML control pages and their static files. Pages
+// only read; the buttons and the comment box call the JSON API from
+// assets/atoll.js.
+func (s *Server) pageRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /{$}", s.handleIndexPage)
+	mux.HandleFunc("GET /repos/{owner}/{name}/pulls/{number}", s.handlePullPage)
+	mux.HandleFunc("GET /jobs/{id}", s.handleJobPage)
+	mux.HandleFunc("GET /assets/", s.handleAsset)
+	mux.HandleFunc("GET /", s.handleNotFoundPage)
+}
+
+// handleIndexPage shows pull requests, recent jobs and locks.
+func (s *Server) handleIndexPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	pulls, err := s.DB.Pulls(ctx, atoll.PullFilter{})
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	if len(pulls) > indexPulls {
+		pulls = pulls[:indexPulls]
+	}
+	page := templates.IndexPage{Meta: s.pageMeta(), Pulls: make([]templates.PullRow, 0, len(pulls))}
+	for _, p := range pulls {
+		projects, err := s.DB.PullProjects(ctx, p.ID)
+		if err != nil {
+			s.pageError(w, r, err)
+			return
+		}
+		page.Pulls = append(page.Pulls, templates.PullRow{Pull: p, Projects: projects})
+	}
+	if page.Jobs, err = s.DB.Jobs(ctx, atoll.JobFilter{Limit: indexJobs}); err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	if page.Locks, err = s.DB.Locks(ctx); err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	s.renderPage(w, r, http.StatusOK, templates.Index(page))
+}
+
+// handlePullPage shows one pull request with its conversation.
+func (s *Server) handlePullPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	number, err := strconv.Atoi(r.PathValue("number"))
+	if err != nil || number <= 0 {
+		s.pageError(w, r, atoll.Errorf(atoll.EINVALID, "Invalid pull request number %q.", r.PathValue("number")))
+		return
+	}
+	pull, err := s.DB.PullByNumber(ctx, r.PathValue("owner")+"/"+r.PathValue("name"), number)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	page := templates.PullPage{Meta: s.pageMeta(), Pull: pull}
+	if page.Repo, err = s.DB.Repo(ctx, pull.RepoID); err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	if pull.HeadSHA != "" {
+		if page.Statuses, err = s.DB.Statuses(ctx, page.Repo.ID, pull.HeadSHA); err != nil {
+			s.pageError(w, r, err)
+			return
+		}
+	}
+	var plans []*atoll.Plan
+	if page.Projects, err = s.DB.PullProjects(ctx, pull.ID); err == nil {
+		if plans, err = s.DB.PendingPlans(ctx, pull.ID); err == nil {
+			if page.Jobs, err = s.DB.PullJobs(ctx, pull.ID); err == nil {
+				if page.Locks, err = s.DB.PullLocks(ctx, pull.ID); err == nil {
+					if page.Comments, err = s.DB.Comments(ctx, pull.ID); err == nil {
+						page.Approvers, err = s.DB.Approvers(ctx, pull.ID)
+					}
+				}
+			}
+		}
+	}
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	labels := make(map[int64]string, len(page.Projects))
+	for _, p := range page.Projects {
+		labels[p.ID] = p.Label()
+	}
+	for _, p := range plans {
+		label, ok := labels[p.ProjectID]
+		if !ok {
+			label = "project " + strconv.FormatInt(p.ProjectID, 10)
+		}
+		page.Plans = append(page.Plans, templates.PlanRow{Plan: p, Project: label, Stale: p.HeadSHA != pull.HeadSHA})
+	}
+	s.renderPage(w, r, http.StatusOK, templates.Pull(page))
+}
+
+// handleJobPage shows one job and its whole log.
+func (s *Server) handleJobPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id, err := store.ParseID(r.PathValue("id"))
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	job, err := s.DB.Job(ctx, id)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	lines, err := s.DB.Logs(ctx, job.ID, 0, 0)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	s.renderPage(w, r, http.StatusOK, templates.Job(templates.JobPage{Meta: s.pageMeta(), Job: job, Lines: lines}))
+}
+
+// handleNotFoundPage answers every GET no other route matches: an HTML page,
+// or a JSON error under /api/.
+func (s *Server) handleNotFoundPage(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		s.error(w, r, atoll.Errorf(atoll.ENOTFOUND, "No such API endpoint."))
+		return
+	}
+	s.pageError(w, r, atoll.Errorf(atoll.ENOTFOUND, "There is no page at this address."))
+}
+
+var assetServer = http.StripPrefix("/assets", http.FileServerFS(assets.FS))
+
+// handleAsset serves the embedded static files. URLs carrying the current
+// ?v= version (as the pages write them) are cached for a year; others for
+// five minutes, revalidated by ETag.
+func (s *Server) handleAsset(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, "/assets/")
+	if fi, err := fs.Stat(assets.FS, name); name == "" || err != nil || fi.IsDir() {
+		s.pageError(w, r, atoll.Errorf(atoll.ENOTFOUND, "No such file."))
+		return
+	}
+	h := w.Header()
+	h.Set("ETag", `"`+assets.Version+`"`)
+	h.Set("X-Content-Type-Options", "nosniff")
+	if r.URL.Query().Get("v") == assets.Version {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "public, max-age=300")
+	}
+	assetServer.ServeHTTP(w, r)
+}
+
+// pageMeta is what every page's header shows.
+func (s *Server) pageMeta() templates.Meta {
+	now := time.Now().UTC()
+	if s.DB != nil && s.DB.Now != nil {
+		now = s.DB.Now()
+	}
+	return templates.Meta{Version: s.Version, Node: s.Node, Demo: s.Demo, Now: now, AssetVersion: assets.Version}
+}
+
+// pageError shows err as an HTML page with the status for its code; like
+// s.error, internal errors are logged and shown as a generic message.
+func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
+	code := atoll.ErrorCode(err)
+	if code == atoll.EINTERNAL {
+		s.Logger.Error("page error", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	status, ok := statusOf[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	page := templates.ErrorPage{Meta: s.pageMeta(), Status: status, Message: atoll.ErrorMessage(err)}
+	s.renderPage(w, r, status, templates.Error(page))
+}
+
+// renderPage renders c fully before answering, so that a failure shows an
+// error page rather than half a page.
+func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
+	var buf bytes.Buffer
+	if err := c.Render(r.Context(), &buf); err != nil {
+		if r.Context().Err() != nil {
+			return // the client went away
+		}
+		s.Logger.Error("page render", "path", r.URL.Path, "err", err)
+		pageHeaders(w)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusInternalServerError)
+		w.Write([]byte("Internal error.\n"))
+		return
+	}
+	pageHeaders(w)
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// pageHeaders marks a response as an uncached HTML page that may load
+// nothing but Atoll's own files.
+func pageHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
+		"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+}

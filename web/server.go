@@ -1,0 +1,166 @@
+// Package web is Atoll's HTTP side: VCS webhooks, the JSON API, the HTML
+// pages and metrics. Handlers live one per file.
+package web
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner"
+	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/vcs"
+)
+
+// Server serves HTTP.
+type Server struct {
+	DB        *store.DB
+	Runner    *runner.Runner
+	Providers map[string]vcs.Provider
+	Logger    *slog.Logger
+	Version   string
+	Node      string
+	PublicURL string
+	// APISecret authenticates mutating API calls (X-Atlantis-Token or
+	// Authorization: Bearer). Empty disables them, except in Demo.
+	APISecret string
+	Demo      bool
+	Metrics   *Metrics
+
+	server *http.Server
+	ln     net.Listener
+}
+
+// maxBody bounds request bodies; GitHub caps webhook payloads at 25 MB.
+const maxBody = 25 << 20
+
+// Handler returns the routes.
+func (s *Server) Handler() http.Handler {
+	if s.Metrics == nil {
+		s.Metrics = NewMetrics()
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /events", s.handleEvents)
+	mux.HandleFunc("GET /healthz", s.handleHealthz)
+	mux.HandleFunc("GET /readyz", s.handleReadyz)
+	mux.HandleFunc("GET /api/v1/status", s.handleStatus)
+	mux.HandleFunc("GET /api/v1/locks", s.handleLocks)
+	mux.HandleFunc("DELETE /api/v1/locks/{id}", s.authenticated(s.handleUnlock))
+	mux.HandleFunc("GET /api/v1/pulls", s.handlePulls)
+	mux.HandleFunc("GET /api/v1/repos/{owner}/{name}/pulls/{number}", s.handlePull)
+	mux.HandleFunc("POST /api/v1/repos/{owner}/{name}/pulls/{number}/comments", s.authenticated(s.handleComment))
+	mux.HandleFunc("GET /api/v1/jobs", s.handleJobs)
+	mux.HandleFunc("GET /api/v1/jobs/{id}", s.handleJob)
+	mux.HandleFunc("GET /api/v1/jobs/{id}/log", s.handleJobLog)
+	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	s.pageRoutes(mux)
+	return s.logRequests(mux)
+}
+
+// Listen binds addr (":0" picks a free port).
+func (s *Server) Listen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	s.ln = ln
+	s.server = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	return nil
+}
+
+// Addr is the bound address.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Serve serves until Shutdown.
+func (s *Server) Serve() error {
+	if err := s.server.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops accepting requests and waits for in-flight ones.
+func (s *Server) Shutdown(ctx context.Context) error { return s.server.Shutdown(ctx) }
+
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rw := &statusWriter{ResponseWriter: w, status: 200}
+		next.ServeHTTP(rw, r)
+		s.Logger.Debug("http", "method", r.Method, "path", r.URL.Path, "status", rw.status, "ms", time.Since(start).Milliseconds())
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// authenticated requires the API secret on mutating calls.
+func (s *Server) authenticated(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.Demo {
+			if s.APISecret == "" {
+				s.error(w, r, atoll.Errorf(atoll.EUNAUTHORIZED, "This API is disabled: start Atoll with --api-secret to use it."))
+				return
+			}
+			token := r.Header.Get("X-Atlantis-Token")
+			if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+				token = b
+			}
+			if subtle.ConstantTimeCompare([]byte(token), []byte(s.APISecret)) != 1 {
+				s.error(w, r, atoll.Errorf(atoll.EUNAUTHORIZED, "Missing or wrong API token."))
+				return
+			}
+		}
+		h(w, r)
+	}
+}
+
+var statusOf = map[string]int{
+	atoll.ECONFLICT:       http.StatusConflict,
+	atoll.EINVALID:        http.StatusBadRequest,
+	atoll.ENOTFOUND:       http.StatusNotFound,
+	atoll.EUNAUTHORIZED:   http.StatusUnauthorized,
+	atoll.EFORBIDDEN:      http.StatusForbidden,
+	atoll.EUNAVAILABLE:    http.StatusServiceUnavailable,
+	atoll.ENOTIMPLEMENTED: http.StatusNotImplemented,
+	atoll.EINTERNAL:       http.StatusInternalServerError,
+}
+
+// error writes {"error": message} with the status for err's code; internal
+// errors are logged and shown as a generic message.
+func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
+	code := atoll.ErrorCode(err)
+	if code == atoll.EINTERNAL {
+		s.Logger.Error("http error", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	status, ok := statusOf[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	writeJSON(w, status, map[string]string{"error": atoll.ErrorMessage(err)})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
