@@ -28,14 +28,21 @@ type Span struct {
 	Text string
 	Code bool
 	Bold bool
+	Link string // a [text](url) link; templ sanitizes the URL
 }
 
 // maxDepth bounds nested <details>; deeper ones are shown as text.
 const maxDepth = 16
 
+// maxBody bounds the bodies parsed; longer ones are shown verbatim.
+const maxBody = 256 << 10
+
 // ParseComment splits a Markdown comment body into blocks.
 func ParseComment(body string) []Block {
 	body = strings.ReplaceAll(body, "\r\n", "\n")
+	if len(body) > maxBody {
+		return []Block{{Kind: "code", Code: body}}
+	}
 	p := &mdParser{lines: strings.Split(body, "\n")}
 	return p.blocks(0)
 }
@@ -46,8 +53,6 @@ type mdParser struct {
 }
 
 var (
-	detailsOpen  = regexp.MustCompile(`^<details(?:\s+open)?\s*>\s*(.*)$`)
-	summaryLine  = regexp.MustCompile(`^<summary>(.*?)</summary>\s*(.*)$`)
 	headingLine  = regexp.MustCompile(`^#{1,6}\s+(.*)$`)
 	listLine     = regexp.MustCompile(`^\s{0,3}[*-]\s+(.*)$`)
 	hrLine       = regexp.MustCompile(`^\s{0,3}(?:-{3,}|\*{3,}|_{3,})\s*$`)
@@ -87,9 +92,10 @@ func (p *mdParser) blocks(depth int) []Block {
 			}
 			flush()
 			return out
-		case depth < maxDepth && detailsOpen.MatchString(t):
+		case depth < maxDepth && isDetails(t):
 			flush()
-			out = append(out, p.details(detailsOpen.FindStringSubmatch(t)[1], depth+1))
+			rest, _ := cutDetails(t)
+			out = append(out, p.details(rest, depth+1))
 		case t == "":
 			flush()
 		case htmlComment.MatchString(t):
@@ -139,13 +145,15 @@ func (p *mdParser) fence(open, lang string) Block {
 // on its line (often the <summary>).
 func (p *mdParser) details(rest string, depth int) Block {
 	b := Block{Kind: "details"}
-	if rest == "" && p.i < len(p.lines) && summaryLine.MatchString(strings.TrimSpace(p.lines[p.i])) {
-		rest = strings.TrimSpace(p.lines[p.i])
-		p.i++
+	if rest == "" && p.i < len(p.lines) {
+		if _, _, ok := cutSummary(strings.TrimSpace(p.lines[p.i])); ok {
+			rest = strings.TrimSpace(p.lines[p.i])
+			p.i++
+		}
 	}
-	if m := summaryLine.FindStringSubmatch(rest); m != nil {
-		b.Summary = inline(summaryStyle.Replace(m[1]))
-		rest = m[2]
+	if summary, after, ok := cutSummary(rest); ok {
+		b.Summary = inline(summaryStyle.Replace(summary))
+		rest = after
 	}
 	if len(b.Summary) == 0 {
 		b.Summary = []Span{{Text: "Details"}}
@@ -160,7 +168,42 @@ func (p *mdParser) details(rest string, depth int) Block {
 	return b
 }
 
-// inline splits text into plain, `code` and **bold** spans.
+// The tags are matched by hand rather than with regular expressions: a
+// line such as "<details></details><details></details>…" is re-read once per
+// tag, so each match must cost only the tag's length.
+
+func isDetails(t string) bool { _, ok := cutDetails(t); return ok }
+
+// cutDetails matches "<details>" or "<details open>" at the start of t and
+// returns what follows.
+func cutDetails(t string) (string, bool) {
+	s, ok := strings.CutPrefix(t, "<details")
+	if !ok {
+		return "", false
+	}
+	if trimmed := strings.TrimLeft(s, " \t"); len(trimmed) < len(s) {
+		s = strings.TrimLeft(strings.TrimPrefix(trimmed, "open"), " \t")
+	}
+	s, ok = strings.CutPrefix(s, ">")
+	return strings.TrimLeft(s, " \t"), ok
+}
+
+// cutSummary matches "<summary>…</summary>" at the start of t.
+func cutSummary(t string) (summary, rest string, ok bool) {
+	s, ok := strings.CutPrefix(t, "<summary>")
+	if !ok {
+		return "", "", false
+	}
+	i := strings.Index(s, "</summary>")
+	if i < 0 {
+		return "", "", false
+	}
+	return s[:i], strings.TrimLeft(s[i+len("</summary>"):], " \t"), true
+}
+
+// inline splits text into plain, `code` and **bold** spans. Delimiters
+// that found no closing match are remembered, so that each search for them
+// runs once: the work stays near-linear whatever the text.
 func inline(s string) []Span {
 	var out []Span
 	var plain strings.Builder
@@ -173,27 +216,42 @@ func inline(s string) []Span {
 			out = append(out, sp)
 		}
 	}
+	unclosed := map[int]bool{} // backtick run lengths with no closing run
+	noBold := false
 	for len(s) > 0 {
 		switch {
 		case s[0] == '`':
 			n := len(s) - len(strings.TrimLeft(s, "`"))
-			if end := strings.Index(s[n:], s[:n]); end >= 0 {
-				emit(Span{Text: strings.TrimSpace(s[n : n+end]), Code: true})
-				s = s[n+end+n:]
-				continue
+			if !unclosed[n] {
+				if end := strings.Index(s[n:], s[:n]); end >= 0 {
+					emit(Span{Text: strings.TrimSpace(s[n : n+end]), Code: true})
+					s = s[n+end+n:]
+					continue
+				}
+				unclosed[n] = true
 			}
 			plain.WriteString(s[:n])
 			s = s[n:]
-		case strings.HasPrefix(s, "**"):
+		case strings.HasPrefix(s, "**") && !noBold:
 			if end := strings.Index(s[2:], "**"); end > 0 {
 				emit(Span{Text: emoji.Replace(s[2 : 2+end]), Bold: true})
 				s = s[2+end+2:]
 				continue
+			} else if end < 0 {
+				noBold = true
 			}
 			plain.WriteString("**")
 			s = s[2:]
+		case s[0] == '[':
+			if text, link, n := cutLink(s); n > 0 {
+				emit(Span{Text: emoji.Replace(text), Link: link})
+				s = s[n:]
+				continue
+			}
+			plain.WriteByte('[')
+			s = s[1:]
 		default:
-			i := strings.IndexAny(s[1:], "`*")
+			i := strings.IndexAny(s[1:], "`*[")
 			if i < 0 {
 				plain.WriteString(s)
 				s = ""
@@ -205,6 +263,28 @@ func inline(s string) []Span {
 	}
 	emit(Span{})
 	return out
+}
+
+// cutLink matches a Markdown link [text](url) at the start of s and returns
+// its parts and length. Text and URL are short and on one line; only
+// http(s) and site-relative URLs make links.
+func cutLink(s string) (text, link string, n int) {
+	end := strings.IndexAny(s[1:min(len(s), 256)], "]\n")
+	if end < 0 || s[1+end] != ']' || !strings.HasPrefix(s[1+end:], "](") {
+		return "", "", 0
+	}
+	text, rest := s[1:1+end], s[1+end+2:]
+	stop := strings.IndexAny(rest[:min(len(rest), 2048)], ") \n")
+	if stop < 0 || rest[stop] != ')' || text == "" {
+		return "", "", 0
+	}
+	link = rest[:stop]
+	lower := strings.ToLower(link)
+	if !strings.HasPrefix(lower, "https://") && !strings.HasPrefix(lower, "http://") &&
+		!(strings.HasPrefix(link, "/") && !strings.HasPrefix(link, "//")) {
+		return "", "", 0
+	}
+	return text, link, 1 + end + 2 + stop + 1
 }
 
 // emoji maps the GitHub shortcodes Atlantis-style comments use.
@@ -220,6 +300,7 @@ var emoji = strings.NewReplacer(
 	":unlock:", "🔓",
 	":no_entry_sign:", "🚫",
 	":information_source:", "ℹ️",
+	":fast_forward:", "⏩",
 )
 
 // diffClass colours a line of a ```diff block by its leading marker.

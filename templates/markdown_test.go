@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func render(t testing.TB, body string) string {
@@ -23,7 +24,7 @@ func TestParseCommentAtlantisStyle(t *testing.T) {
 		"```diff\n+ create\n  ~ change\n- destroy\n-/+ replace\n```\n" +
 		"</details>\n\n" +
 		"* :arrow_forward: To **apply** this plan, comment:\n  * `atlantis apply -d staging`\n\n" +
-		"---\n#### Plan Summary\n<!-- atoll:plan -->\nline one<br>line two"
+		"---\n#### Plan Summary\n<!-- atoll:plan -->\nline one<br>line two\n\n[Job log](http://localhost:4141/jobs/1) and [bad](javascript:alert(1)) and [rel](/jobs/2)"
 	got := render(t, body)
 	for _, want := range []string{
 		`<p>Ran Plan for dir: <code>staging</code> workspace: <code>default</code></p>`,
@@ -36,6 +37,7 @@ func TestParseCommentAtlantisStyle(t *testing.T) {
 		`<li>▶️ To <b>apply</b> this plan, comment:</li><li><code>atlantis apply -d staging</code></li>`,
 		`<hr>`, `<div class="h">Plan Summary</div>`,
 		"<p>line one\nline two</p>",
+		`<p><a href="http://localhost:4141/jobs/1" rel="nofollow noopener noreferrer">Job log</a> and [bad](javascript:alert(1)) and <a href="/jobs/2" rel="nofollow noopener noreferrer">rel</a></p>`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rendered comment lacks %q\n%s", want, got)
@@ -78,8 +80,40 @@ func TestParseCommentDeepNesting(t *testing.T) {
 	}
 }
 
+// TestParseCommentLinear guards against inputs that make the renderer
+// quadratic: each is about 250 KB and must render in well under a second
+// (quadratic work would take minutes).
+func TestParseCommentLinear(t *testing.T) {
+	var runs strings.Builder
+	runs.WriteString("x ")
+	for n := 700; n > 0; n-- {
+		runs.WriteString(strings.Repeat("`", n) + " ")
+	}
+	for name, body := range map[string]string{
+		"open-close": strings.Repeat("<details></details>", 13000),
+		"opens":      strings.Repeat("<details>", 28000),
+		"closes":     strings.Repeat("<details>\n", 16) + strings.Repeat("</details>", 25000),
+		"summaries":  "<details>" + strings.Repeat("<summary>a</summary>", 12000),
+		"summary":    strings.Repeat("<details><summary>", 14000),
+		"runs":       runs.String(),
+		"bold":       strings.Repeat("** ", 80000),
+		"brackets":   strings.Repeat("[", 250000),
+		"links":      strings.Repeat("[a](", 60000),
+		"backticks":  "x" + strings.Repeat("` ``", 60000),
+		"lines":      strings.Repeat("<details>\n</details>\n", 12000),
+	} {
+		start := time.Now()
+		render(t, body)
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("%s: rendering %d bytes took %v", name, len(body), d)
+		}
+	}
+}
+
 // emitted matches every tag the renderer writes itself.
-var emitted = regexp.MustCompile(`</?(p|div|ul|li|pre|code|span|details|summary|b)( class="[a-z -]*")?>|<hr>`)
+var emitted = regexp.MustCompile(`</?(p|div|ul|li|pre|code|span|details|summary|b|a)( class="[a-z -]*")?>|<hr>|<a href="[^"<>]*" rel="nofollow noopener noreferrer">`)
+
+var hrefs = regexp.MustCompile(`href="([^"]*)"`)
 
 func FuzzParseComment(f *testing.F) {
 	for _, s := range []string{
@@ -89,11 +123,19 @@ func FuzzParseComment(f *testing.F) {
 		"**<b>bold</b>** `<i>` ``` x",
 		"<details open><summary>a</summary>b</details>",
 		"* <li>\n- `</li>`\n---\n# <h1>",
+		"[x](https://a\"onclick=b) [<b>](/x<y>) [y](//evil) [z](JavaScript:1)",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		got := emitted.ReplaceAllString(render(t, body), "")
+		html := render(t, body)
+		for _, m := range hrefs.FindAllStringSubmatch(html, -1) {
+			if u := strings.ToLower(m[1]); !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") &&
+				(!strings.HasPrefix(u, "/") || strings.HasPrefix(u, "//")) {
+				t.Errorf("link to %q", m[1])
+			}
+		}
+		got := emitted.ReplaceAllString(html, "")
 		if strings.ContainsAny(got, "<>") {
 			t.Errorf("markup from the comment reached the page: %q", got)
 		}

@@ -1,6 +1,7 @@
 // Package templates holds Atoll's HTML pages, written with templ
 // (github.com/a-h/templ). Edit the .templ files and regenerate the
-// *_templ.go files with `go tool templ generate -path templates`.
+// *_templ.go files with `make generate` (`go tool templ generate` at the
+// repository root).
 //
 // Every dynamic value goes through templ, which escapes text and sanitizes
 // URLs; nothing here writes raw HTML.
@@ -167,11 +168,6 @@ func duration(now time.Time, j *atoll.Job) string {
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	}
 	return d.Truncate(time.Second).String()
-}
-
-// jobProject is how a job's project is named: its name, else dir/workspace.
-func jobProject(j *atoll.Job) string {
-	return atoll.Project{Name: j.Project, Dir: j.Dir, Workspace: j.Workspace}.Label()
 }
 
 func lockProject(l *atoll.Lock) string {
