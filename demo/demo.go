@@ -55,9 +55,9 @@ output "app_names" {
 }
 
 // Seed creates the repository under dataDir/demo and records pull request
-// #1 with an autoplan request, unless that was done before. It returns the
-// repository record.
-func Seed(ctx context.Context, db *store.DB, dataDir string) (*atoll.Repo, error) {
+// #1 (linked under publicURL) with an autoplan request, unless that was done
+// before. It returns the repository record.
+func Seed(ctx context.Context, db *store.DB, dataDir, publicURL string) (*atoll.Repo, error) {
 	dir, err := filepath.Abs(filepath.Join(dataDir, "demo", "infra"))
 	if err != nil {
 		return nil, err
@@ -78,7 +78,8 @@ func Seed(ctx context.Context, db *store.DB, dataDir string) (*atoll.Repo, error
 		}
 		repo.ID = repoID
 		pullID, err := tx.UpsertPull(repoID, atoll.Pull{Number: 1, Title: "Scale staging to three app instances",
-			Author: "alice", HeadSHA: head, HeadRef: "scale-staging", BaseSHA: base, BaseRef: "main", State: atoll.PullOpen})
+			Author: "alice", HeadSHA: head, HeadRef: "scale-staging", BaseSHA: base, BaseRef: "main", State: atoll.PullOpen,
+			URL: publicURL + "/repos/" + repo.FullName() + "/pulls/1"})
 		if err != nil {
 			return err
 		}
@@ -152,4 +153,3 @@ func writeFiles(root string, files map[string]string) error {
 	}
 	return nil
 }
-

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 )
 
 // Run runs git with args in dir and returns its trimmed stdout. env adds to a
@@ -21,7 +22,13 @@ func Run(ctx context.Context, dir string, env []string, args ...string) (string,
 	cmd.Env = append(baseEnv(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	err := cmd.Start()
+	if err == nil {
+		// Checkouts run in the background; let request handling go first.
+		_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, 10)
+		err = cmd.Wait()
+	}
+	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if len(msg) > 2000 {
 			msg = msg[len(msg)-2000:]

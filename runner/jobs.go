@@ -72,7 +72,7 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 			log.Error("finish job", "err", ferr)
 		}
 	} else if res.Summary != nil {
-		desc = summaryText(*res.Summary)
+		desc = summaryText(j.Kind, *res.Summary)
 	}
 	sink.Close(context.Background())
 	log.Info("job finished", "state", state)
@@ -96,9 +96,12 @@ func (r *Runner) userError(err error) string {
 	return atoll.ErrorMessage(err)
 }
 
-func summaryText(s atoll.Summary) string {
-	if s.NoChanges() {
+func summaryText(kind string, s atoll.Summary) string {
+	switch {
+	case s.NoChanges():
 		return "No changes."
+	case kind == atoll.JobApply:
+		return itoa(s.Add) + " added, " + itoa(s.Change) + " changed, " + itoa(s.Destroy) + " destroyed."
 	}
 	return itoa(s.Add) + " to add, " + itoa(s.Change) + " to change, " + itoa(s.Destroy) + " to destroy."
 }

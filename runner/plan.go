@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/command"
@@ -80,9 +81,11 @@ func (r *Runner) refresh(ctx context.Context, w *work) (*vcs.PullDetails, error)
 // resolvePlan checks out the head, reads atlantis.yaml, selects projects and
 // queues one plan job per project.
 func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command, autoplan bool) ([]*atoll.Job, error) {
+	start := time.Now()
 	if _, err := r.refresh(ctx, w); err != nil {
 		return nil, err
 	}
+	w.log.Debug("refresh pull", "ms", time.Since(start).Milliseconds())
 	root, err := r.checkout(ctx, w, atoll.DefaultWorkspace, w.pull.HeadSHA)
 	if err != nil {
 		return nil, err
@@ -103,6 +106,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 	if err != nil {
 		return nil, err
 	}
+	w.log.Debug("projects selected", "projects", len(projects), "ms", time.Since(start).Milliseconds())
 	var jobs []*atoll.Job
 	err = r.DB.Update(ctx, func(tx *store.Tx) error {
 		jobs = jobs[:0]
@@ -159,7 +163,9 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 	}
 	planFile := filepath.Join(dir, planFileName(j))
 	sink.Write(atoll.StreamAtoll, "$ terraform plan -input=false -out "+planFileName(j)+argsSuffix(j.Spec.ExtraArgs))
+	start := time.Now()
 	out, _, err := r.Terraform.Plan(ctx, dir, planFile, j.Spec.ExtraArgs, sink.emit)
+	w.log.Debug("terraform plan", "job", j.ID, "ms", time.Since(start).Milliseconds())
 	res.Output = out
 	if err != nil {
 		return err
@@ -168,6 +174,7 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 	if err != nil {
 		return err
 	}
+	w.log.Debug("terraform show", "job", j.ID, "ms", time.Since(start).Milliseconds())
 	summary, err := summarize(show)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/atollhq/atoll"
 )
@@ -38,6 +39,8 @@ func (r *Runner) prepare(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 		sink.Write(atoll.StreamAtoll, "Configuration unchanged since the last init here: skipping terraform init.")
 	} else {
 		sink.Write(atoll.StreamAtoll, "$ terraform init -input=false")
+		start := time.Now()
+		defer func() { w.log.Debug("terraform init", "job", j.ID, "ms", time.Since(start).Milliseconds()) }()
 		if err := r.Terraform.Init(ctx, dir, nil, sink.emit); err != nil {
 			return "", err
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/git"
@@ -20,6 +22,12 @@ type work struct {
 	pull *atoll.Pull
 	vcs  vcs.Provider
 	log  *slog.Logger
+
+	// dirs holds the work dirs this request checked out, by workspace and
+	// commit. Its jobs share them: a second checkout would clean away the
+	// plan files of jobs running beside it, and costs a full tree write.
+	mu   sync.Mutex
+	dirs map[string]string
 }
 
 func (r *Runner) process(req *atoll.Request) {
@@ -171,6 +179,12 @@ func (r *Runner) reportInterrupted(ctx context.Context, j *atoll.Job) {
 
 // checkout brings the pull request's work dir for workspace to sha.
 func (r *Runner) checkout(ctx context.Context, w *work, workspace, sha string) (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	key := workspace + "@" + sha
+	if dir, ok := w.dirs[key]; ok {
+		return dir, nil
+	}
 	cloneURL, err := w.vcs.CloneURL(ctx, *w.repo)
 	if err != nil {
 		return "", err
@@ -184,7 +198,15 @@ func (r *Runner) checkout(ctx context.Context, w *work, workspace, sha string) (
 	if w.repo.VCS == atoll.VCSGitHub {
 		spec.ExtraRefs = []string{fmt.Sprintf("refs/pull/%d/head", w.pull.Number)}
 	}
+	start := time.Now()
 	dir, err := r.Workdirs.Checkout(ctx, spec)
+	w.log.Debug("checkout", "workspace", workspace, "sha", short(sha), "ms", time.Since(start).Milliseconds())
+	if err == nil {
+		if w.dirs == nil {
+			w.dirs = map[string]string{}
+		}
+		w.dirs[key] = dir
+	}
 	if err != nil {
 		// git's message may name paths; keep it for the log, say less to users.
 		w.log.Error("checkout", "err", err)

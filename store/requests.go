@@ -13,21 +13,14 @@ import (
 // when the VCS already delivered deliveryID, so that redeliveries queue no
 // second run.
 func (tx *Tx) RecordWebhook(vcs, deliveryID, kind string, repoID int64, pull int, sender string) (duplicate bool, err error) {
-	if deliveryID != "" {
-		var n int
-		if err := tx.queryRow(`SELECT COUNT(*) FROM webhooks WHERE vcs = ? AND delivery_id = ?`, vcs, deliveryID).Scan(&n); err != nil {
-			return false, fmt.Errorf("store webhook %s: %w", deliveryID, err)
-		}
-		if n > 0 {
-			return true, nil
-		}
-	}
-	_, err = tx.exec(`INSERT INTO webhooks (vcs, delivery_id, kind, repo_id, pull_number, sender, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	res, err := tx.exec(`INSERT INTO webhooks (vcs, delivery_id, kind, repo_id, pull_number, sender, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (vcs, delivery_id) WHERE delivery_id <> '' DO NOTHING`,
 		vcs, deliveryID, kind, repoID, pull, sender, ts(tx.now))
 	if err != nil {
-		return false, fmt.Errorf("store webhook: %w", err)
+		return false, fmt.Errorf("store webhook %s: %w", deliveryID, err)
 	}
-	return false, nil
+	n, err := res.RowsAffected()
+	return n == 0, err
 }
 
 // InsertRequest queues r and sets its ID, state and creation time.

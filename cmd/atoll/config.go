@@ -15,6 +15,7 @@ type Config struct {
 	Port          int
 	Addr          string
 	DataDir       string
+	WorkDir       string
 	PublicURL     string
 	LogLevel      string
 	RepoAllowlist string
@@ -42,6 +43,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Port, "port", 4141, "HTTP port")
 	fs.StringVar(&c.Addr, "addr", "", "listen address (host:port); overrides --port, e.g. 127.0.0.1:0")
 	fs.StringVar(&c.DataDir, "data-dir", "./atoll-data", "directory for the database and disposable work dirs")
+	fs.StringVar(&c.WorkDir, "work-dir", "", "directory for disposable git checkouts (default DATA_DIR/work); best on a different disk than the database")
 	fs.StringVar(&c.PublicURL, "public-url", "", "URL users reach Atoll at, for links in comments (default http://localhost:PORT)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.RepoAllowlist, "repo-allowlist", "", "comma-separated globs of host/owner/repo Atoll accepts webhooks for (required unless --demo)")

@@ -236,7 +236,7 @@ func TestNewCommitMakesPlanStale(t *testing.T) {
 	}
 }
 
-func webhookBody(t *testing.T, name string, edit func(map[string]any)) []byte {
+func webhookBody(t testing.TB, name string, edit func(map[string]any)) []byte {
 	t.Helper()
 	raw := mustRead(t, fixture(name))
 	var p map[string]any

@@ -17,7 +17,7 @@ import (
 // (enough of it for go-github), recording what Atoll calls.
 type fakeGitHub struct {
 	*httptest.Server
-	t *testing.T
+	t testing.TB
 
 	mu        sync.Mutex
 	pulls     map[int]*fakePull
@@ -45,7 +45,7 @@ type fakeStatus struct {
 	SHA, State, Context, Description string
 }
 
-func newFakeGitHub(t *testing.T) *fakeGitHub {
+func newFakeGitHub(t testing.TB) *fakeGitHub {
 	f := &fakeGitHub{t: t, pulls: map[int]*fakePull{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /repos/{owner}/{repo}/pulls/{n}", f.getPull)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -105,6 +106,13 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	workDir := c.WorkDir
+	if workDir == "" {
+		workDir = filepath.Join(dataDir, "work")
+	}
+	if workDir, err = filepath.Abs(workDir); err != nil {
+		return err
+	}
 	m.DB = store.NewDB(filepath.Join(dataDir, "atoll.db"))
 	if err := m.DB.Open(ctx); err != nil {
 		return err
@@ -126,16 +134,24 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.Server.PublicURL = publicURL
 
+	tfBin, err := exec.LookPath(c.TerraformBin)
+	if err == nil {
+		tfBin, err = filepath.Abs(tfBin)
+	}
+	if err != nil {
+		m.Logger.Warn("terraform binary not found: plans will fail until it is installed", "terraform_bin", c.TerraformBin, "err", err)
+		tfBin = c.TerraformBin
+	}
 	if c.Demo {
-		if _, err := demo.Seed(ctx, m.DB, dataDir); err != nil {
+		if _, err := demo.Seed(ctx, m.DB, dataDir, publicURL); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
 	m.Runner = &runner.Runner{
 		DB:        m.DB,
 		Providers: providers,
-		Workdirs:  &git.Workdirs{Root: filepath.Join(dataDir, "work"), Strategy: c.CheckoutStrategy},
-		Terraform: terraform.Runner{Bin: c.TerraformBin, Env: []string{"TF_PLUGIN_CACHE_DIR=" + pluginCache(dataDir)}},
+		Workdirs:  &git.Workdirs{Root: workDir, Strategy: c.CheckoutStrategy},
+		Terraform: terraform.Runner{Bin: tfBin, Nice: 10, Env: []string{"TF_PLUGIN_CACHE_DIR=" + pluginCache(dataDir)}},
 		Parser:    command.Parser{ExecutableName: c.ExecutableName, VCSUser: c.GHUser},
 		Markdown:  markdown.Renderer{Executable: c.ExecutableName},
 		Hub:       runner.NewHub(),

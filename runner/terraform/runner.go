@@ -24,6 +24,7 @@ type Runner struct {
 	Bin   string        // path to terraform
 	Env   []string      // extra KEY=VALUE pairs; they override inherited ones
 	Grace time.Duration // time between SIGINT and SIGKILL on cancellation
+	Nice  int           // scheduling niceness of terraform processes (0-19)
 }
 
 // Line is one line of terraform output.
@@ -82,7 +83,13 @@ func (r Runner) execute(ctx context.Context, dir string, args []string, stdout, 
 	}
 	// Backstop: stop waiting for pipes held open by stray grandchildren.
 	cmd.WaitDelay = grace + 5*time.Second
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		// Background work yields the CPU to the server's request handling,
+		// so webhooks are answered promptly while plans run.
+		_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, r.Nice)
+		err = cmd.Wait()
+	}
 	if cmd.Process != nil {
 		// Terraform is gone; whatever is left in its group (a provisioner's
 		// command started as terraform was interrupted, a backgrounded

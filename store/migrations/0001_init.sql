@@ -48,7 +48,7 @@ CREATE TABLE webhooks (
 	sender      TEXT NOT NULL DEFAULT '',
 	received_at INTEGER NOT NULL
 );
-CREATE INDEX webhooks_delivery ON webhooks (vcs, delivery_id);
+CREATE UNIQUE INDEX webhooks_delivery ON webhooks (vcs, delivery_id) WHERE delivery_id <> '';
 
 CREATE TABLE requests (
 	id          INTEGER PRIMARY KEY,

@@ -90,24 +90,31 @@ var pullActions = map[string]string{
 }
 
 func (p *Provider) pullRequestEvent(payload []byte) (*vcs.Event, error) {
-	parsed, err := github.ParseWebHook("pull_request", payload)
-	if err != nil {
+	var e pullRequestHook
+	if err := decodeHook(payload, &e); err != nil {
 		return nil, atoll.Errorf(atoll.EINVALID, "invalid pull_request payload: %v", err)
 	}
-	e := parsed.(*github.PullRequestEvent)
-	kind, ok := pullActions[e.GetAction()]
+	kind, ok := pullActions[e.Action]
 	if !ok {
 		return nil, nil
 	}
-	if e.PullRequest == nil || e.Repo == nil {
+	if e.PullRequest == nil || e.Repository == nil {
 		return nil, atoll.Errorf(atoll.EINVALID, "pull_request payload lacks pull_request or repository")
 	}
-	repo, err := p.repoFromPayload(e.Repo, e.Installation)
+	repo, err := p.repoFromPayload(e.Repository, e.Installation)
 	if err != nil {
 		return nil, err
 	}
-	pull := pullFromAPI(repo, e.PullRequest)
-	user := e.GetSender().GetLogin()
+	pr := e.PullRequest
+	// Only the merged flag counts, as for API responses.
+	state := pr.State
+	if pr.Merged {
+		state = atoll.PullMerged
+	}
+	pull := atoll.Pull{Repo: repo.FullName(), Number: pr.Number, Title: pr.Title, Author: pr.User.Login,
+		HeadSHA: pr.Head.SHA, HeadRef: pr.Head.Ref, BaseSHA: pr.Base.SHA, BaseRef: pr.Base.Ref,
+		State: state, URL: pr.HTMLURL, CreatedAt: pr.CreatedAt, UpdatedAt: pr.UpdatedAt}
+	user := e.Sender.Login
 	if user == "" {
 		user = pull.Author
 	}
@@ -121,55 +128,53 @@ func (p *Provider) pullRequestEvent(payload []byte) (*vcs.Event, error) {
 }
 
 func (p *Provider) issueCommentEvent(payload []byte) (*vcs.Event, error) {
-	parsed, err := github.ParseWebHook("issue_comment", payload)
-	if err != nil {
+	var e issueCommentHook
+	if err := decodeHook(payload, &e); err != nil {
 		return nil, atoll.Errorf(atoll.EINVALID, "invalid issue_comment payload: %v", err)
 	}
-	e := parsed.(*github.IssueCommentEvent)
 	// Edits and deletions are not commands; plain issues have no plans.
-	if e.GetAction() != "created" || !e.GetIssue().IsPullRequest() {
+	if e.Action != "created" || e.Issue.PullRequest == nil {
 		return nil, nil
 	}
-	if e.Comment == nil || e.Repo == nil {
+	if e.Comment == nil || e.Repository == nil {
 		return nil, atoll.Errorf(atoll.EINVALID, "issue_comment payload lacks comment or repository")
 	}
-	repo, err := p.repoFromPayload(e.Repo, e.Installation)
+	repo, err := p.repoFromPayload(e.Repository, e.Installation)
 	if err != nil {
 		return nil, err
 	}
-	issue := e.GetIssue()
 	return &vcs.Event{
 		Kind: vcs.EventComment,
 		Repo: repo,
 		// An issue payload carries no head or base; callers fetch those.
 		Pull: atoll.Pull{
 			Repo:   repo.FullName(),
-			Number: issue.GetNumber(),
-			Title:  issue.GetTitle(),
-			Author: issue.GetUser().GetLogin(),
-			URL:    issue.GetPullRequestLinks().GetHTMLURL(),
+			Number: e.Issue.Number,
+			Title:  e.Issue.Title,
+			Author: e.Issue.User.Login,
+			URL:    e.Issue.PullRequest.HTMLURL,
 		},
-		User:      e.GetComment().GetUser().GetLogin(),
-		Comment:   e.GetComment().GetBody(),
-		CommentID: strconv.FormatInt(e.GetComment().GetID(), 10),
+		User:      e.Comment.User.Login,
+		Comment:   e.Comment.Body,
+		CommentID: strconv.FormatInt(e.Comment.ID, 10),
 	}, nil
 }
 
 // repoFromPayload also remembers the App installation the payload names.
-func (p *Provider) repoFromPayload(r *github.Repository, inst *github.Installation) (atoll.Repo, error) {
+func (p *Provider) repoFromPayload(r *hookRepo, inst *hookInstallation) (atoll.Repo, error) {
 	repo := atoll.Repo{
 		VCS:      atoll.VCSGitHub,
 		Host:     p.host,
-		Owner:    r.GetOwner().GetLogin(),
-		Name:     r.GetName(),
-		CloneURL: r.GetCloneURL(),
-		HTMLURL:  r.GetHTMLURL(),
+		Owner:    r.Owner.Login,
+		Name:     r.Name,
+		CloneURL: r.CloneURL,
+		HTMLURL:  r.HTMLURL,
 	}
 	if repo.Owner == "" || repo.Name == "" {
 		return atoll.Repo{}, atoll.Errorf(atoll.EINVALID, "webhook repository lacks owner or name")
 	}
-	if p.app != nil {
-		p.app.remember(repo.FullName(), inst.GetID())
+	if p.app != nil && inst != nil {
+		p.app.remember(repo.FullName(), inst.ID)
 	}
 	return repo, nil
 }

@@ -1,0 +1,186 @@
+package main_test
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	main "github.com/atollhq/atoll/cmd/atoll"
+)
+
+// BenchmarkWebhookToPlanComment measures one pull request at a time: from
+// sending the "opened" webhook to the plan comment arriving at GitHub, with
+// a real git server, real Terraform and a durable SQLite commit.
+func BenchmarkWebhookToPlanComment(b *testing.B) {
+	testEnv(b)
+	files := map[string]string{}
+	for i := 0; i < b.N; i++ {
+		files[fmt.Sprintf("p%d/main.tf", i)] = tfProject("p", 1)
+	}
+	repo := newGitRepo(b, files)
+	base := repo.git("rev-parse", "main")
+	shas := make([]string, b.N)
+	for i := range shas {
+		shas[i] = repo.branch(fmt.Sprintf("b%d", i), map[string]string{fmt.Sprintf("p%d/main.tf", i): tfProject("p", 2)})
+	}
+	cloneURL, _ := serveGit(b, repo, "gh-test-token")
+	gh := newFakeGitHub(b)
+	m := startBenchMain(b, gh, "")
+	lat := make([]time.Duration, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		n := i + 1
+		gh.setPull(n, fakePull{HeadSHA: shas[i], HeadRef: fmt.Sprintf("b%d", i), BaseSHA: base, BaseRef: "main", Files: []string{fmt.Sprintf("p%d/main.tf", i)}})
+		start := time.Now()
+		webhook(b, m.URL, "pull_request", "pull_request.opened.json", webhookSecret, pullEvent(cloneURL, n, "opened", fmt.Sprintf("b%d", i), shas[i], base))
+		for len(gh.pullComments(n)) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		lat[i] = time.Since(start)
+	}
+	b.StopTimer()
+	report(b, "comment", lat)
+}
+
+// BenchmarkWebhookBurst sends 100 "opened" webhooks at once and measures
+// the webhook responses and the time until each pull request has its first
+// comment. In "one-project" every pull request changes the same project, as
+// in the Atlantis measurement we compare with: one plans, the others are
+// told who holds the lock. In "own-project" each changes its own project of
+// a 100-project repository, so all 100 plan.
+func BenchmarkWebhookBurst(b *testing.B) {
+	for _, workDir := range []string{"data-disk", "tmpfs"} {
+		b.Run("one-project/workdir="+workDir, func(b *testing.B) { burst(b, 1, workDir == "tmpfs") })
+		b.Run("own-project/workdir="+workDir, func(b *testing.B) { burst(b, 100, workDir == "tmpfs") })
+	}
+}
+
+// tmpfsDir is a directory on /dev/shm (tmpfs), removed after the test.
+func tmpfsDir(b testing.TB) string {
+	dir, err := os.MkdirTemp("/dev/shm", "atoll-bench-")
+	if err != nil {
+		b.Skipf("no tmpfs: %v", err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func burst(b *testing.B, projects int, tmpfs bool) {
+	const pulls = 100
+	testEnv(b)
+	for iter := 0; iter < b.N; iter++ {
+		files := map[string]string{}
+		for i := 0; i < projects; i++ {
+			files[fmt.Sprintf("p%d/main.tf", i)] = tfProject("p", 1)
+		}
+		repo := newGitRepo(b, files)
+		base := repo.git("rev-parse", "main")
+		gh := newFakeGitHub(b)
+		shas := make([]string, pulls)
+		for i := range shas {
+			project := fmt.Sprintf("p%d/main.tf", i%projects)
+			shas[i] = repo.branch(fmt.Sprintf("b%d", i), map[string]string{project: tfProject("p", 2)})
+			gh.setPull(i+1, fakePull{HeadSHA: shas[i], HeadRef: fmt.Sprintf("b%d", i), BaseSHA: base, BaseRef: "main", Files: []string{project}})
+		}
+		cloneURL, _ := serveGit(b, repo, "gh-test-token")
+		workDir := ""
+		if tmpfs {
+			workDir = tmpfsDir(b)
+		}
+		m := startBenchMain(b, gh, workDir)
+		bodies := make([][]byte, pulls)
+		for i := range bodies {
+			bodies[i] = webhookBody(b, "pull_request.opened.json", pullEvent(cloneURL, i+1, "opened", fmt.Sprintf("b%d", i), shas[i], base))
+		}
+		respTimes := make([]time.Duration, pulls)
+		commentTimes := make([]time.Duration, pulls)
+		var wg sync.WaitGroup
+		start := time.Now()
+		b.StartTimer()
+		for i := 0; i < pulls; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t0 := time.Now()
+				resp := postWebhook(b, m.URL, "pull_request", bodies[i], sign(bodies[i], webhookSecret))
+				respTimes[i] = time.Since(t0)
+				if resp.StatusCode != http.StatusOK {
+					b.Errorf("webhook %d: status %d", i, resp.StatusCode)
+				}
+			}()
+		}
+		wg.Wait()
+		done := 0
+		for done < pulls {
+			done = 0
+			for i := 0; i < pulls; i++ {
+				if commentTimes[i] == 0 && len(gh.pullComments(i+1)) > 0 {
+					commentTimes[i] = time.Since(start)
+				}
+				if commentTimes[i] != 0 {
+					done++
+				}
+			}
+			if time.Since(start) > 5*time.Minute {
+				b.Fatalf("only %d of %d pull requests commented", done, pulls)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		b.StopTimer()
+		plans, locked := 0, 0
+		for i := 0; i < pulls; i++ {
+			switch c := gh.pullComments(i + 1)[0]; {
+			case contains(c, "Plan: 2 to add"):
+				plans++
+			case contains(c, "currently locked"):
+				locked++
+			default:
+				b.Fatalf("pull %d comment is neither a plan nor a lock conflict:\n%s", i+1, c)
+			}
+		}
+		if plans != projects || locked != pulls-projects {
+			b.Fatalf("%d plans and %d lock conflicts; want %d and %d", plans, locked, projects, pulls-projects)
+		}
+		report(b, "webhook", respTimes)
+		report(b, "comment", commentTimes)
+		m.Close()
+	}
+}
+
+func startBenchMain(b testing.TB, gh *fakeGitHub, workDir string) *main.Main {
+	m := startMain(b, b.TempDir(), func(c *main.Config) {
+		c.WorkDir = workDir
+		c.GHToken, c.GHUser, c.GHWebhookSecret, c.GHAPIURL = "gh-test-token", "atoll-bot", webhookSecret, gh.URL+"/"
+		c.RepoAllowlist = "github.com/acme/*"
+		c.Parallelism = 4
+		c.LogLevel = os.Getenv("ATOLL_BENCH_LOG")
+	})
+	b.Cleanup(func() { m.Close() })
+	return m
+}
+
+func report(b *testing.B, name string, d []time.Duration) {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	pct := func(p float64) float64 { return float64(s[int(p*float64(len(s)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(pct(0.5), name+"-p50-ms")
+	b.ReportMetric(pct(0.9), name+"-p90-ms")
+	b.ReportMetric(pct(0.99), name+"-p99-ms")
+}
+
+func contains(s, sub string) bool {
+	return len(s) >= len(sub) && (len(sub) == 0 || indexOf(s, sub) >= 0)
+}
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
