@@ -63,10 +63,14 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 	state, desc := atoll.JobSucceeded, title(j.Kind)+" succeeded."
 	if err != nil {
 		state, desc = atoll.JobFailed, title(j.Kind)+" failed."
+		res.Error = r.userError(err)
 		if ctx.Err() != nil {
 			state, desc = atoll.JobInterrupted, title(j.Kind)+" interrupted by a server stop."
+			res.Error = "Interrupted: Atoll was stopping and this job did not finish in time. It is not retried automatically."
+			if j.Kind == atoll.JobApply {
+				res.Error += " The apply may have been partly done: check the state, then plan again."
+			}
 		}
-		res.Error = r.userError(err)
 		sink.Write(atoll.StreamAtoll, "Error: "+res.Error)
 		if ferr := r.DB.Update(context.Background(), func(tx *store.Tx) error { return tx.FinishJob(j.ID, state, res.Error, res.Summary) }); ferr != nil {
 			log.Error("finish job", "err", ferr)

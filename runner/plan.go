@@ -47,6 +47,8 @@ func (r *Runner) plan(ctx context.Context, w *work, cmd *command.Command, autopl
 // fail reports a request-level failure (bad config, checkout failure) on the
 // pull request and in the aggregate status.
 func (r *Runner) fail(ctx context.Context, w *work, command string, err error) error {
+	ctx, cancel := reportContext(ctx)
+	defer cancel()
 	w.log.Error(command+" failed", "err", err)
 	r.setStatus(ctx, w.vcs, w.repo, w.pull.HeadSHA, command, "", vcs.StatusFailure, "Failed: see the pull request comment.", r.pullURL(w))
 	body := r.Markdown.Error(command, atoll.ErrorMessage(err), vcs.Marker(command))

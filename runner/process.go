@@ -101,6 +101,8 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 
 // reply posts one comment for a command that runs nothing.
 func (r *Runner) reply(ctx context.Context, w *work, command, body string) error {
+	ctx, cancel := reportContext(ctx)
+	defer cancel()
 	_, err := w.vcs.CreateComment(ctx, *w.repo, w.pull.Number, body+"\n"+vcs.Marker(command))
 	return err
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/markdown"
@@ -13,6 +14,8 @@ import (
 // "atlantis/<command>: <label>" on sha. A failure to set a status is logged,
 // not fatal: the comment still tells the user.
 func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo, sha, command, label, state, desc, url string) {
+	ctx, cancel := reportContext(ctx)
+	defer cancel()
 	if sha == "" {
 		return
 	}
@@ -29,6 +32,8 @@ func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo
 // is too long), hiding the earlier comments for the same command, and sets
 // the aggregate status.
 func (r *Runner) report(ctx context.Context, w *work, command, sha string, results []markdown.ProjectResult) error {
+	ctx, cancel := reportContext(ctx)
+	defer cancel()
 	ok := 0
 	for _, res := range results {
 		if res.Error == "" && res.LockedBy == nil {
@@ -57,4 +62,10 @@ func (r *Runner) pullURL(w *work) string {
 		return ""
 	}
 	return fmt.Sprintf("%s/repos/%s/pulls/%d", r.PublicURL, w.repo.FullName(), w.pull.Number)
+}
+
+// reportContext outlives a stop: when running jobs are interrupted, telling
+// the pull request so is exactly what must still happen.
+func reportContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 }
