@@ -244,3 +244,25 @@ func webhookBody(t testing.TB, name string, edit func(map[string]any)) []byte {
 	edit(p)
 	return jsonMarshal(t, p)
 }
+
+// A broken atlantis.yaml is reported on the pull request with its line, and
+// nothing is planned or locked.
+func TestInvalidConfigIsCommented(t *testing.T) {
+	e := newE2E(t)
+	e.open(1, "bad-config", map[string]string{
+		"atlantis.yaml":   "version: 3\nprojects:\n  - dir: staging\n    workspace: default\n  - dir: ../escape\n",
+		"staging/main.tf": tfProject("staging", 2),
+	}, "atlantis.yaml", "staging/main.tf")
+	c := e.waitComment(1, 1)
+	mustContain(t, "config error comment", c, "atlantis.yaml line 5", "..")
+	var locks []atoll.Lock
+	getJSON(t, e.m.URL+"/api/v1/locks", &locks)
+	var jobs []atoll.Job
+	getJSON(t, e.m.URL+"/api/v1/jobs", &jobs)
+	if len(locks) != 0 || len(jobs) != 0 {
+		t.Fatalf("a bad config planned or locked: locks %+v jobs %+v", locks, jobs)
+	}
+	eventually(t, 10*time.Second, "failure status", func() bool {
+		return e.gh.status(e.repo.git("rev-parse", "bad-config"), "atlantis/plan") == "failure"
+	})
+}
