@@ -32,9 +32,17 @@ projects:
       when_modified: ["*.tf", "../modules/**/*.tf"]
 `
 
-func projectTF(env string, instances int) string {
+func projectTF(env string, instances int, stateDir string) string {
 	return fmt.Sprintf(`# The %[1]s environment. terraform_data is built into Terraform,
 # so this plans and applies without downloading a provider.
+terraform {
+  # State lives beside Atoll's database, not in a disposable checkout, so
+  # that every pull request plans against what was applied.
+  backend "local" {
+    path = %[4]q
+  }
+}
+
 resource "terraform_data" "network" {
   input = {
     env  = %[1]q
@@ -51,7 +59,7 @@ resource "terraform_data" "app" {
 output "app_names" {
   value = terraform_data.app[*].output
 }
-`, env, map[string]int{"staging": 1, "production": 2}[env], instances)
+`, env, map[string]int{"staging": 1, "production": 2}[env], instances, filepath.Join(stateDir, env+".tfstate"))
 }
 
 // Seed creates the repository under dataDir/demo and records pull request
@@ -67,7 +75,7 @@ func Seed(ctx context.Context, db *store.DB, dataDir, publicURL string) (*atoll.
 	if existing, err := db.RepoByName(ctx, repo.FullName()); err == nil {
 		return existing, nil
 	}
-	head, base, err := createRepo(ctx, dir)
+	head, base, err := createRepo(ctx, dir, filepath.Join(filepath.Dir(dir), "state"))
 	if err != nil {
 		return nil, fmt.Errorf("demo repo: %w", err)
 	}
@@ -99,7 +107,7 @@ func Seed(ctx context.Context, db *store.DB, dataDir, publicURL string) (*atoll.
 
 // createRepo writes the repository with a main branch and a scale-staging
 // branch, and returns the head and base commits.
-func createRepo(ctx context.Context, dir string) (head, base string, err error) {
+func createRepo(ctx context.Context, dir, stateDir string) (head, base string, err error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return "", "", err
 	}
@@ -107,8 +115,8 @@ func createRepo(ctx context.Context, dir string) (head, base string, err error) 
 	run := func(args ...string) (string, error) { return git.Run(ctx, dir, env, args...) }
 	files := map[string]string{
 		"atlantis.yaml":        atlantisYAML,
-		"staging/main.tf":      projectTF("staging", 1),
-		"production/main.tf":   projectTF("production", 2),
+		"staging/main.tf":      projectTF("staging", 1, stateDir),
+		"production/main.tf":   projectTF("production", 2, stateDir),
 		"README.md":            "# demo/infra\n\nSample infrastructure for the Atoll demo.\n",
 		".gitignore":           ".terraform/\n*.tfplan\nterraform.tfstate*\n",
 		"modules/tags/main.tf": "variable \"env\" {\n  type = string\n}\n\noutput \"tags\" {\n  value = { env = var.env }\n}\n",
@@ -128,7 +136,7 @@ func createRepo(ctx context.Context, dir string) (head, base string, err error) 
 	if _, err := run("checkout", "--quiet", "-b", "scale-staging"); err != nil {
 		return "", "", err
 	}
-	if err := writeFiles(dir, map[string]string{"staging/main.tf": projectTF("staging", 3)}); err != nil {
+	if err := writeFiles(dir, map[string]string{"staging/main.tf": projectTF("staging", 3, stateDir)}); err != nil {
 		return "", "", err
 	}
 	if _, err := run("commit", "--quiet", "-am", "Scale staging to three app instances"); err != nil {

@@ -15,15 +15,21 @@ const (
 	StrategyMerge  = "merge"  // the head commit merged onto the base branch
 )
 
-// Workdirs keeps one bare mirror per repository and one checkout per pull
-// request and workspace, reusing both across runs: a new commit costs a
-// fetch of what changed, and an initialised .terraform survives.
+// Workdirs keeps one bare mirror per repository and a pool of checkouts per
+// repository. A request leases a checkout for its duration; moving a checkout
+// to another commit rewrites only the files that differ, and initialised
+// .terraform directories survive, so neither a new commit nor a new pull
+// request costs a clone. The pool grows to the number of checkouts in use at
+// once, not with the number of open pull requests.
 type Workdirs struct {
 	Root     string // e.g. <data-dir>/work
 	Strategy string
 
 	mu      sync.Mutex
 	mirrors map[string]*sync.Mutex
+	idle    map[string][]string // repository key -> checkouts not leased
+	lastUse map[string]string   // checkout -> "pull/workspace" it last held
+	created int
 }
 
 // Spec says what to check out.
@@ -53,43 +59,112 @@ func (w *Workdirs) mirrorLock(key string) *sync.Mutex {
 	return m
 }
 
-// Checkout brings the pull request's work directory to s.HeadSHA (merged onto
-// the base branch with StrategyMerge) and returns its path.
-func (w *Workdirs) Checkout(ctx context.Context, s Spec) (string, error) {
+// Checkout leases a checkout of the repository, brings it to s.HeadSHA
+// (merged onto the base branch with StrategyMerge) and returns its path and
+// the function that gives it back. The caller has it to itself until then.
+func (w *Workdirs) Checkout(ctx context.Context, s Spec) (string, func(), error) {
 	if s.HeadSHA == "" {
-		return "", fmt.Errorf("checkout %s#%d: no head commit", s.Key, s.Pull)
+		return "", nil, fmt.Errorf("checkout %s#%d: no head commit", s.Key, s.Pull)
 	}
 	if !validKey(s.Key) || !validKey(s.Workspace) {
-		return "", fmt.Errorf("checkout: invalid repository key or workspace")
+		return "", nil, fmt.Errorf("checkout: invalid repository key or workspace")
 	}
 	mirror, err := w.syncMirror(ctx, s)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	dir := filepath.Join(w.Root, "pulls", filepath.FromSlash(s.Key), fmt.Sprint(s.Pull), s.Workspace)
+	use := fmt.Sprintf("%d/%s", s.Pull, s.Workspace)
+	dir := w.lease(s.Key, use)
+	release := func() { w.giveBack(s.Key, dir) }
+	if err := w.bring(ctx, mirror, dir, s); err != nil {
+		// A checkout in an unknown state is not worth keeping.
+		os.RemoveAll(dir)
+		release()
+		return "", nil, err
+	}
+	return dir, release, nil
+}
+
+func (w *Workdirs) bring(ctx context.Context, mirror, dir string, s Spec) error {
 	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			return "", fmt.Errorf("checkout: %w", err)
+			return fmt.Errorf("checkout: %w", err)
 		}
 		os.RemoveAll(dir)
 		// --shared borrows the mirror's objects: the clone costs no copying.
 		if _, err := Run(ctx, "", nil, "clone", "--quiet", "--shared", "--no-checkout", mirror, dir); err != nil {
-			return "", fmt.Errorf("checkout %s#%d: %w", s.Key, s.Pull, err)
+			return fmt.Errorf("checkout %s#%d: %w", s.Key, s.Pull, err)
 		}
 	}
 	if _, err := Run(ctx, dir, nil, "checkout", "--quiet", "--force", "--detach", s.HeadSHA); err != nil {
-		return "", fmt.Errorf("checkout %s#%d at %s: %w", s.Key, s.Pull, short(s.HeadSHA), err)
+		return fmt.Errorf("checkout %s#%d at %s: %w", s.Key, s.Pull, short(s.HeadSHA), err)
 	}
 	// Keep Terraform's working data (providers, modules) between runs.
 	if _, err := Run(ctx, dir, nil, "clean", "-ffdxq", "-e", ".terraform"); err != nil {
-		return "", fmt.Errorf("checkout clean: %w", err)
+		return fmt.Errorf("checkout clean: %w", err)
 	}
 	if w.Strategy == StrategyMerge && s.BaseRef != "" {
-		if err := merge(ctx, dir, s); err != nil {
-			return "", err
+		return merge(ctx, dir, s)
+	}
+	return nil
+}
+
+// lease picks an idle checkout, preferring the one that last held the same
+// pull request and workspace (its .terraform is most likely still valid).
+func (w *Workdirs) lease(key, use string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.idle == nil {
+		w.idle, w.lastUse = map[string][]string{}, map[string]string{}
+	}
+	idle := w.idle[key]
+	if len(idle) == 0 {
+		idle = w.existing(key)
+	}
+	pick := -1
+	for i, d := range idle {
+		if w.lastUse[d] == use {
+			pick = i
+			break
 		}
 	}
-	return dir, nil
+	var dir string
+	switch {
+	case pick >= 0:
+		dir = idle[pick]
+		idle = append(idle[:pick], idle[pick+1:]...)
+	case len(idle) > 0:
+		dir, idle = idle[len(idle)-1], idle[:len(idle)-1]
+	default:
+		w.created++
+		dir = filepath.Join(w.Root, "checkouts", filepath.FromSlash(key), fmt.Sprintf("%d-%d", os.Getpid(), w.created))
+	}
+	w.idle[key] = idle
+	w.lastUse[dir] = use
+	return dir
+}
+
+// existing adopts the checkouts a previous process left, once per key.
+func (w *Workdirs) existing(key string) []string {
+	if _, seen := w.idle[key]; seen {
+		return nil
+	}
+	entries, _ := os.ReadDir(filepath.Join(w.Root, "checkouts", filepath.FromSlash(key)))
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, filepath.Join(w.Root, "checkouts", filepath.FromSlash(key), e.Name()))
+		}
+	}
+	return dirs
+}
+
+func (w *Workdirs) giveBack(key, dir string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := os.Stat(dir); err == nil {
+		w.idle[key] = append(w.idle[key], dir)
+	}
 }
 
 func merge(ctx context.Context, dir string, s Spec) error {
@@ -152,11 +227,6 @@ func (w *Workdirs) syncMirror(ctx context.Context, s Spec) (string, error) {
 func hasCommit(ctx context.Context, dir, sha string) bool {
 	_, err := Run(ctx, dir, nil, "cat-file", "-e", sha+"^{commit}")
 	return err == nil
-}
-
-// Remove deletes every work directory of a pull request (after close).
-func (w *Workdirs) Remove(key string, pull int) error {
-	return os.RemoveAll(filepath.Join(w.Root, "pulls", filepath.FromSlash(key), fmt.Sprint(pull)))
 }
 
 func short(sha string) string {

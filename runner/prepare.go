@@ -51,11 +51,9 @@ func (r *Runner) prepare(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 			return "", fmt.Errorf("init marker: %w", err)
 		}
 	}
-	if j.Workspace != atoll.DefaultWorkspace {
-		sink.Write(atoll.StreamAtoll, "$ terraform workspace select -or-create "+j.Workspace)
-		if err := r.Terraform.SelectWorkspace(ctx, dir, j.Workspace, sink.emit); err != nil {
-			return "", err
-		}
+	// Pooled checkouts may have another workspace selected: always select.
+	if err := r.Terraform.SelectWorkspace(ctx, dir, j.Workspace, sink.emit); err != nil {
+		return "", err
 	}
 	return dir, nil
 }

@@ -26,8 +26,19 @@ type work struct {
 	// dirs holds the work dirs this request checked out, by workspace and
 	// commit. Its jobs share them: a second checkout would clean away the
 	// plan files of jobs running beside it, and costs a full tree write.
-	mu   sync.Mutex
-	dirs map[string]string
+	mu       sync.Mutex
+	dirs     map[string]string
+	releases []func()
+}
+
+// releaseDirs gives the request's checkouts back to the pool.
+func (w *work) releaseDirs() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, release := range w.releases {
+		release()
+	}
+	w.releases, w.dirs = nil, nil
 }
 
 func (r *Runner) process(req *atoll.Request) {
@@ -37,6 +48,7 @@ func (r *Runner) process(req *atoll.Request) {
 	if err == nil {
 		log.Info("request started")
 		err = r.dispatch(ctx, w)
+		w.releaseDirs()
 	}
 	state, msg := atoll.RequestDone, ""
 	if err != nil {
@@ -136,14 +148,11 @@ func (r *Runner) unlock(ctx context.Context, w *work) error {
 }
 
 // close tells the pull request which locks were released (that happened in
-// the webhook's transaction) and removes its work directories.
+// the webhook's transaction).
 func (r *Runner) close(ctx context.Context, w *work) error {
 	projects, err := r.DB.PullProjects(ctx, w.pull.ID)
 	if err != nil {
 		return err
-	}
-	if err := r.Workdirs.Remove(workdirKey(w.repo), w.pull.Number); err != nil {
-		w.log.Warn("remove work dirs", "err", err)
 	}
 	if len(projects) == 0 {
 		return nil
@@ -201,13 +210,14 @@ func (r *Runner) checkout(ctx context.Context, w *work, workspace, sha string) (
 		spec.ExtraRefs = []string{fmt.Sprintf("refs/pull/%d/head", w.pull.Number)}
 	}
 	start := time.Now()
-	dir, err := r.Workdirs.Checkout(ctx, spec)
+	dir, release, err := r.Workdirs.Checkout(ctx, spec)
 	w.log.Debug("checkout", "workspace", workspace, "sha", short(sha), "ms", time.Since(start).Milliseconds())
 	if err == nil {
 		if w.dirs == nil {
 			w.dirs = map[string]string{}
 		}
 		w.dirs[key] = dir
+		w.releases = append(w.releases, release)
 	}
 	if err != nil {
 		// git's message may name paths; keep it for the log, say less to users.
