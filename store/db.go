@@ -225,20 +225,26 @@ type Tx struct {
 	tx  *sql.Tx
 	ctx context.Context
 	now time.Time
+	// stmts holds the statements prepared in this transaction: a batch of
+	// webhooks runs the same few statements many times, and preparing costs
+	// as much as running them.
+	stmts map[string]*sql.Stmt
 }
 
 func (tx *Tx) savepoint(ctx context.Context, fn func(*Tx) error) error {
 	tx.ctx = ctx
-	if _, err := tx.tx.ExecContext(ctx, `SAVEPOINT sp`); err != nil {
+	if _, err := tx.exec(`SAVEPOINT sp`); err != nil {
 		return fmt.Errorf("store savepoint: %w", err)
 	}
 	ferr := fn(tx)
+	// Undo and release even when the caller's context ended meanwhile.
+	tx.ctx = context.Background()
 	if ferr != nil {
-		if _, err := tx.tx.ExecContext(context.Background(), `ROLLBACK TO sp`); err != nil {
+		if _, err := tx.exec(`ROLLBACK TO sp`); err != nil {
 			return errors.Join(ferr, fmt.Errorf("store rollback: %w", err))
 		}
 	}
-	if _, err := tx.tx.ExecContext(context.Background(), `RELEASE sp`); err != nil {
+	if _, err := tx.exec(`RELEASE sp`); err != nil {
 		return errors.Join(ferr, fmt.Errorf("store release: %w", err))
 	}
 	return ferr
@@ -247,12 +253,35 @@ func (tx *Tx) savepoint(ctx context.Context, fn func(*Tx) error) error {
 // Now is the transaction's timestamp.
 func (tx *Tx) Now() time.Time { return tx.now }
 
+func (tx *Tx) stmt(query string) (*sql.Stmt, error) {
+	if st, ok := tx.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := tx.tx.PrepareContext(context.Background(), query)
+	if err != nil {
+		return nil, err
+	}
+	if tx.stmts == nil {
+		tx.stmts = map[string]*sql.Stmt{}
+	}
+	tx.stmts[query] = st
+	return st, nil
+}
+
 func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
-	return tx.tx.ExecContext(tx.ctx, query, args...)
+	st, err := tx.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(tx.ctx, args...)
 }
 
 func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
-	return tx.tx.QueryRowContext(tx.ctx, query, args...)
+	st, err := tx.stmt(query)
+	if err != nil {
+		return tx.tx.QueryRowContext(tx.ctx, query, args...) // reports the same error
+	}
+	return st.QueryRowContext(tx.ctx, args...)
 }
 
 func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
