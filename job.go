@@ -55,9 +55,10 @@ type JobSpec struct {
 	ApplyRequirements []string `json:"apply_requirements,omitempty"`
 	PlanRequirements  []string `json:"plan_requirements,omitempty"`
 	Autoplan          bool     `json:"autoplan,omitempty"`
-	Parallel          bool     `json:"parallel,omitempty"`  // run beside the request's other jobs
-	Automerge         bool     `json:"automerge,omitempty"` // merge once every plan is applied
-	PlanID            int64    `json:"plan_id,omitempty"`   // for apply jobs: the stored plan to apply
+	Parallel          bool     `json:"parallel,omitempty"`       // run beside the request's other jobs
+	ParallelApply     bool     `json:"parallel_apply,omitempty"` // for plan jobs: whether their applies may run in parallel
+	Automerge         bool     `json:"automerge,omitempty"`      // merge once every plan is applied
+	PlanID            int64    `json:"plan_id,omitempty"`        // for apply jobs: the stored plan to apply
 }
 
 // Final reports whether the state can no longer change.

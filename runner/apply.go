@@ -75,6 +75,7 @@ func (r *Runner) resolveApply(ctx context.Context, w *work, cmd *command.Command
 		}
 		spec := pj.Spec
 		spec.ExtraArgs, spec.Verbose, spec.PlanID, spec.Autoplan = cmd.ExtraArgs, cmd.Verbose, p.ID, false
+		spec.Parallel = pj.Spec.ParallelApply
 		selected = append(selected, &atoll.Job{Kind: atoll.JobApply, RequestID: w.req.ID, PullID: w.pull.ID, ProjectID: pj.ProjectID,
 			HeadSHA: p.HeadSHA, User: w.req.User, Repo: pj.Repo, Pull: pj.Pull, Project: pj.Project, Dir: pj.Dir, Workspace: pj.Workspace, Spec: spec})
 	}

@@ -50,6 +50,13 @@ func (r *Runner) HandleEvent(ctx context.Context, ev *vcs.Event) (bool, error) {
 		if req.PullID, err = tx.UpsertPull(repoID, ev.Pull); err != nil {
 			return err
 		}
+		if ev.Kind == vcs.EventPullSynchronize {
+			// Plans of the old head can never be applied; say so by
+			// discarding them rather than leaving them pending.
+			if err := tx.DiscardPlans(req.PullID); err != nil {
+				return err
+			}
+		}
 		if req.Kind == atoll.RequestClose {
 			if err := r.releasePull(tx, req.PullID, ev.User, ev.Repo.FullName(), ev.Pull.Number, "pull request "+ev.Pull.State); err != nil {
 				return err

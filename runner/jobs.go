@@ -34,7 +34,13 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 			}
 			continue
 		}
-		run := func() { r.runJob(ctx, w, j, fn, &results[i]) }
+		run := func() {
+			if ctx.Err() != nil {
+				results[i].Error = "Not started: Atoll is stopping. This job runs when Atoll starts again."
+				return
+			}
+			r.runJob(ctx, w, j, fn, &results[i])
+		}
 		if !j.Spec.Parallel {
 			run()
 			continue
@@ -58,8 +64,12 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 	r.setStatus(ctx, w.vcs, w.repo, j.HeadSHA, j.Kind, label, vcs.StatusPending, title(j.Kind)+" in progress...", r.jobURL(j.ID))
 	last, _ := r.DB.LastLogSeq(ctx, j.ID)
 	sink := newLogSink(r.DB, r.Hub, j.ID, last, log)
+	sink.verbose = j.Spec.Verbose
 	log.Info("job started")
 	err := fn(ctx, w, j, sink, res)
+	if j.Spec.Verbose {
+		res.Output = sink.Text()
+	}
 	state, desc := atoll.JobSucceeded, title(j.Kind)+" succeeded."
 	if err != nil {
 		state, desc = atoll.JobFailed, title(j.Kind)+" failed."

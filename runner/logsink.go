@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,11 @@ type logSink struct {
 	hub    *Hub
 	jobID  int64
 	logger *slog.Logger
+
+	// verbose keeps every line (Atoll's own included) for the comment of a
+	// command given --verbose.
+	verbose bool
+	all     strings.Builder
 
 	mu      sync.Mutex
 	seq     int64
@@ -40,6 +46,10 @@ func (s *logSink) Write(stream, text string) {
 	s.seq++
 	l := atoll.LogLine{JobID: s.jobID, Seq: s.seq, Stream: stream, Time: time.Now().UTC(), Text: text}
 	s.pending = append(s.pending, l)
+	if s.verbose {
+		s.all.WriteString(text)
+		s.all.WriteByte('\n')
+	}
 	s.hub.Publish(l)
 	full := len(s.pending) >= batchSize
 	if !full && s.timer == nil {
@@ -49,6 +59,13 @@ func (s *logSink) Write(stream, text string) {
 	if full {
 		s.Flush(context.Background())
 	}
+}
+
+// Text is every line so far, when the sink is verbose.
+func (s *logSink) Text() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.all.String()
 }
 
 // Flush writes pending lines to the store.

@@ -123,7 +123,8 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 				Spec: atoll.JobSpec{ExtraArgs: cmd.ExtraArgs, Verbose: cmd.Verbose, Workflow: p.Workflow,
 					TerraformVersion: p.TerraformVersion, ApplyRequirements: p.ApplyRequirements,
 					PlanRequirements: p.PlanRequirements, Autoplan: autoplan,
-					Parallel: cfg != nil && cfg.ParallelPlan, Automerge: cfg != nil && cfg.Automerge}}
+					Parallel: cfg != nil && cfg.ParallelPlan, ParallelApply: cfg != nil && cfg.ParallelApply,
+					Automerge: cfg != nil && cfg.Automerge}}
 			if err := tx.InsertJob(j); err != nil {
 				return err
 			}

@@ -54,9 +54,11 @@ func (r *Runner) process(req *atoll.Request) {
 	if err != nil {
 		msg = atoll.ErrorMessage(err)
 		log.Error("request failed", "err", err)
-		if ctx.Err() != nil {
-			state = atoll.RequestInterrupted
-		}
+	}
+	if ctx.Err() != nil {
+		// Stopping: jobs that did not start stay queued and the request
+		// goes back to the queue; the next start runs what is left.
+		state, msg = atoll.RequestQueued, ""
 	}
 	if ferr := r.DB.Update(context.Background(), func(tx *store.Tx) error { return tx.FinishRequest(req.ID, state, msg) }); ferr != nil {
 		log.Error("finish request", "err", ferr)
@@ -95,6 +97,9 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 		return r.reply(ctx, w, "error", atoll.ErrorMessage(err))
 	} else if cmd == nil {
 		return nil
+	}
+	if w.pull.State != atoll.PullOpen && (cmd.Name == command.Plan || cmd.Name == command.Apply) {
+		return r.reply(ctx, w, "error", fmt.Sprintf("This pull request is %s: Atoll does not %s closed pull requests.", w.pull.State, cmd.Name))
 	}
 	switch cmd.Name {
 	case command.Help:

@@ -11,15 +11,13 @@ import (
 )
 
 // UpsertPull records the pull request's latest metadata and returns its id.
-// Empty fields in p (comment webhooks carry little) keep their stored value.
+// Empty fields in p (comment webhooks carry little, not even the state) keep
+// their stored value; a new pull request without a state is open.
 func (tx *Tx) UpsertPull(repoID int64, p atoll.Pull) (int64, error) {
-	if p.State == "" {
-		p.State = atoll.PullOpen
-	}
 	var id int64
 	err := tx.queryRow(`
 		INSERT INTO pulls (repo_id, number, title, author, head_sha, head_ref, base_sha, base_ref, state, url, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, COALESCE(NULLIF(?, ''), 'open'), ?, ?, ?)
 		ON CONFLICT (repo_id, number) DO UPDATE SET
 			title    = CASE WHEN excluded.title    <> '' THEN excluded.title    ELSE title END,
 			author   = CASE WHEN excluded.author   <> '' THEN excluded.author   ELSE author END,
@@ -28,11 +26,11 @@ func (tx *Tx) UpsertPull(repoID int64, p atoll.Pull) (int64, error) {
 			base_sha = CASE WHEN excluded.base_sha <> '' THEN excluded.base_sha ELSE base_sha END,
 			base_ref = CASE WHEN excluded.base_ref <> '' THEN excluded.base_ref ELSE base_ref END,
 			url      = CASE WHEN excluded.url      <> '' THEN excluded.url      ELSE url END,
-			state    = excluded.state,
+			state    = CASE WHEN ? <> '' THEN excluded.state ELSE state END,
 			updated_at = excluded.updated_at
 		RETURNING id`,
 		repoID, p.Number, p.Title, p.Author, p.HeadSHA, p.HeadRef, p.BaseSHA, p.BaseRef, p.State, p.URL,
-		ts(tx.now), ts(tx.now)).Scan(&id)
+		ts(tx.now), ts(tx.now), p.State).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("store upsert pull %d: %w", p.Number, err)
 	}

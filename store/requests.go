@@ -79,9 +79,15 @@ func (db *DB) ClaimRequest(ctx context.Context, node string) (*atoll.Request, er
 	return out, err
 }
 
-// FinishRequest records a request's final state.
+// FinishRequest records a request's final state; RequestQueued puts it back
+// in the queue instead.
 func (tx *Tx) FinishRequest(id int64, state, msg string) error {
-	if _, err := tx.exec(`UPDATE requests SET state = ?, error = ?, finished_at = ? WHERE id = ?`, state, msg, ts(tx.now), id); err != nil {
+	finished := any(ts(tx.now))
+	if state == atoll.RequestQueued {
+		finished = nil
+	}
+	if _, err := tx.exec(`UPDATE requests SET state = ?, error = ?, finished_at = ?, claimed_by = CASE WHEN ? = 'queued' THEN '' ELSE claimed_by END WHERE id = ?`,
+		state, msg, finished, state, id); err != nil {
 		return fmt.Errorf("store finish request %d: %w", id, err)
 	}
 	return nil

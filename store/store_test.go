@@ -66,6 +66,20 @@ func TestUpsertKeepsKnownFields(t *testing.T) {
 	if p.HeadSHA != "abc" || p.Author != "alice" || p.State != atoll.PullOpen || p.Repo != "acme/infra" {
 		t.Fatalf("pull = %+v", p)
 	}
+	// Nor may a comment on a merged pull request reopen it.
+	err = db.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.SetPullState(f.pullID, atoll.PullMerged); err != nil {
+			return err
+		}
+		_, err := tx.UpsertPull(f.repoID, atoll.Pull{Number: 7})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := db.PullByNumber(ctx, "acme/infra", 7); p.State != atoll.PullMerged {
+		t.Fatalf("state after comment upsert = %s, want merged", p.State)
+	}
 	if _, err := db.PullByNumber(ctx, "acme/infra", 8); atoll.ErrorCode(err) != atoll.ENOTFOUND {
 		t.Fatalf("missing pull error = %v", err)
 	}

@@ -104,9 +104,9 @@ func TestGitHubPullRequestWorkflow(t *testing.T) {
 	}
 
 	// A plan comment for another dir plans it and hides the older plan comment.
-	e.comment(1, "atlantis plan -d production")
+	e.comment(1, "atlantis plan -d production --verbose")
 	plan = e.waitComment(1, 2)
-	mustContain(t, "plan -d comment", plan, "production", "Plan: 1 to add", "atlantis apply -d production")
+	mustContain(t, "plan -d comment", plan, "production", "Plan: 1 to add", "atlantis apply -d production", "$ terraform plan")
 	if e.gh.minimizeCalls() == 0 {
 		t.Fatal("the earlier plan comment was not hidden")
 	}

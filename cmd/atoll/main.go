@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -128,7 +129,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	_, port, _ := net.SplitHostPort(m.Server.Addr())
 	m.URL = "http://127.0.0.1:" + port
-	publicURL := c.PublicURL
+	publicURL := strings.TrimRight(c.PublicURL, "/")
 	if publicURL == "" {
 		publicURL = "http://localhost:" + port
 	}
