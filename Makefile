@@ -10,7 +10,7 @@ PORT ?= 4141
 export GOTOOLCHAIN := local
 export CHECKPOINT_DISABLE := 1
 
-.PHONY: run test build bench generate vet clean
+.PHONY: run test build bench generate vet clean chromium
 
 # Terraform is built once from source (about five minutes) and reused.
 $(TERRAFORM):
@@ -28,8 +28,18 @@ vet:
 	$(GO) vet ./...
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 
-test: $(TERRAFORM) vet
-	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -count=1 -timeout 60m ./...
+# Chromium runs the browser test (cmd/atoll/browser_test.go); Debian's
+# package is installed when none is on PATH (as root, or through sudo).
+chromium:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; \
+		else echo "chromium is missing and neither root nor sudo is available to install it" >&2; exit 1; fi; \
+		$$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
+	fi
+	chromium --version
+
+test: $(TERRAFORM) vet chromium
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) ATOLL_TEST_CHROMIUM=$$(command -v chromium) $(GO) test -count=1 -timeout 60m ./...
 
 bench: $(TERRAFORM)
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...

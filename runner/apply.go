@@ -145,6 +145,7 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	if err != nil {
 		return err
 	}
+	sink.Flush(ctx) // the log is complete before the job is seen as finished
 	return r.DB.Update(ctx, func(tx *store.Tx) error { return tx.FinishJob(j.ID, atoll.JobSucceeded, "", res.Summary) })
 }
 

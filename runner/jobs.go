@@ -82,6 +82,7 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 			}
 		}
 		sink.Write(atoll.StreamAtoll, "Error: "+res.Error)
+		sink.Flush(context.Background())
 		if ferr := r.DB.Update(context.Background(), func(tx *store.Tx) error { return tx.FinishJob(j.ID, state, res.Error, res.Summary) }); ferr != nil {
 			log.Error("finish job", "err", ferr)
 		}

@@ -188,8 +188,9 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 	}
 	res.Summary = &summary
 	plan := &atoll.Plan{JobID: j.ID, PullID: j.PullID, ProjectID: j.ProjectID, HeadSHA: j.HeadSHA, Summary: summary, File: file, ShowJSON: show}
-	// The plan and the job's success are one commit: a user is never told of
-	// a plan that is not stored.
+	// The log is complete before the job is seen as finished; the plan and
+	// the job's success are one commit: no one is told of an unstored plan.
+	sink.Flush(ctx)
 	return r.DB.Update(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertPlan(plan); err != nil {
 			return err

@@ -134,3 +134,13 @@ func (db *DB) CountRequests(ctx context.Context, state string) (int, error) {
 	}
 	return n, nil
 }
+
+// PullBusy reports whether a pull request has a request queued or running.
+func (db *DB) PullBusy(ctx context.Context, pullID int64) (bool, error) {
+	var n int
+	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM requests WHERE pull_id = ? AND state IN ('queued', 'running')`, pullID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("store pull %d busy: %w", pullID, err)
+	}
+	return n > 0, nil
+}

@@ -61,6 +61,9 @@ type PullPage struct {
 	Locks     []*atoll.Lock
 	Comments  []store.Comment
 	Approvers []string
+	// Busy is true while a request of the pull request is queued or
+	// running: its reply may not have a job yet.
+	Busy bool
 }
 
 // JobPage shows one job and its log.
@@ -245,8 +248,12 @@ func jobRefresh(j *atoll.Job) int {
 	return 0
 }
 
-// pullRefresh reloads a pull request's page while any of its jobs runs.
+// pullRefresh reloads a pull request's page while any of its requests or
+// jobs is live, so that the reply to a comment appears.
 func pullRefresh(d PullPage) int {
+	if d.Busy {
+		return 3
+	}
 	for _, j := range d.Jobs {
 		if live(j) {
 			return 5

@@ -27,6 +27,7 @@ const (
 // assets/atoll.js.
 func (s *Server) pageRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", s.handleIndexPage)
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	mux.HandleFunc("GET /repos/{owner}/{name}/pulls/{number}", s.handlePullPage)
 	mux.HandleFunc("GET /jobs/{id}", s.handleJobPage)
 	mux.HandleFunc("GET /assets/", s.handleAsset)
@@ -94,7 +95,9 @@ func (s *Server) handlePullPage(w http.ResponseWriter, r *http.Request) {
 			if page.Jobs, err = s.DB.PullJobs(ctx, pull.ID); err == nil {
 				if page.Locks, err = s.DB.PullLocks(ctx, pull.ID); err == nil {
 					if page.Comments, err = s.DB.Comments(ctx, pull.ID); err == nil {
-						page.Approvers, err = s.DB.Approvers(ctx, pull.ID)
+						if page.Approvers, err = s.DB.Approvers(ctx, pull.ID); err == nil {
+							page.Busy, err = s.DB.PullBusy(ctx, pull.ID)
+						}
 					}
 				}
 			}

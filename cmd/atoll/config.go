@@ -112,7 +112,7 @@ func (c *Config) validate(getenv func(string) string) error {
 		return fmt.Errorf("--repo-allowlist is required (e.g. github.com/myorg/*)")
 	}
 	if c.Demo && c.RepoAllowlist == "" {
-		c.RepoAllowlist = "local/demo/*"
+		c.RepoAllowlist = demoAllowlist
 	}
 	if (c.GHToken != "" || c.GHAppID != 0) && c.GHWebhookSecret == "" {
 		return fmt.Errorf("--gh-webhook-secret is required with GitHub credentials: unsigned webhooks are refused")
@@ -125,6 +125,9 @@ func (c *Config) validate(getenv func(string) string) error {
 	}
 	return nil
 }
+
+// demoAllowlist admits the demo's local repository.
+const demoAllowlist = "local/demo/*"
 
 func (c *Config) listenAddr() string {
 	if c.Addr != "" {

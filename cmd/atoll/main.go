@@ -97,6 +97,9 @@ func NewMain() *Main {
 // returns once it accepts requests.
 func (m *Main) Run(ctx context.Context) error {
 	c := &m.Config
+	if c.Demo && c.RepoAllowlist == "" {
+		c.RepoAllowlist = demoAllowlist
+	}
 	if m.Logger == nil {
 		m.Logger = newLogger(c.LogLevel)
 	}
