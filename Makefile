@@ -41,8 +41,11 @@ chromium:
 test: $(TERRAFORM) vet chromium
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) ATOLL_TEST_CHROMIUM=$$(command -v chromium) $(GO) test -count=1 -timeout 60m ./...
 
+# The figures in docs/performance.md.
 bench: $(TERRAFORM)
-	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench WebhookToPlanComment -benchtime 30x -timeout 30m ./cmd/atoll
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench WebhookBurst -benchtime 1x -count 3 -timeout 30m ./cmd/atoll
+	$(GO) test -run '^$$' -bench HandleEvent -benchtime 5000x ./runner
 
 generate:
 	$(GO) tool templ generate

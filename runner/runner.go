@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/atollhq/atoll"
@@ -49,7 +50,25 @@ type Runner struct {
 	jobCtx    context.Context
 	cancelJob context.CancelFunc
 	stopOnce  sync.Once
+	intake    atomic.Int64 // webhooks being received right now
 }
+
+// Receiving marks a webhook as being received until the returned function
+// is called. Workers hold off claiming new work meanwhile (briefly): a
+// webhook's sender is waiting for the answer, the queue is not.
+func (r *Runner) Receiving() func() {
+	r.intake.Add(1)
+	return func() { r.intake.Add(-1) }
+}
+
+// yieldToIntake waits, at most maxYield, while webhooks are being received.
+func (r *Runner) yieldToIntake() {
+	for deadline := time.Now().Add(maxYield); r.intake.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+const maxYield = 50 * time.Millisecond
 
 // Start recovers from a previous process (requeues its requests, marks its
 // running jobs interrupted and tells their pull requests) and starts the
@@ -132,6 +151,7 @@ func (r *Runner) work() {
 	poll := time.NewTicker(time.Second)
 	defer poll.Stop()
 	for !r.stopping() {
+		r.yieldToIntake()
 		req, err := r.DB.ClaimRequest(context.Background(), r.Node)
 		if err != nil {
 			r.Logger.Error("claim request", "err", err)

@@ -11,6 +11,7 @@ import (
 // handleEvents receives VCS webhooks. The answer is sent only after the
 // webhook and the work it queues are committed; the work happens later.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	defer s.Runner.Receiving()()
 	provider, err := s.webhookProvider(r)
 	if err != nil {
 		s.Metrics.Webhook("rejected")

@@ -94,7 +94,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		start := time.Now()
 		rw := &statusWriter{ResponseWriter: w, status: 200}
 		next.ServeHTTP(rw, r)
-		s.Logger.Debug("http", "method", r.Method, "path", r.URL.Path, "status", rw.status, "ms", time.Since(start).Milliseconds())
+		s.Logger.Debug("http", "method", r.Method, "path", r.URL.Path, "status", rw.status, "us", time.Since(start).Microseconds())
 	})
 }
 

@@ -157,7 +157,10 @@ func startBenchMain(b testing.TB, gh *fakeGitHub, workDir string) *main.Main {
 		c.GHToken, c.GHUser, c.GHWebhookSecret, c.GHAPIURL = "gh-test-token", "atoll-bot", webhookSecret, gh.URL+"/"
 		c.RepoAllowlist = "github.com/acme/*"
 		c.Parallelism = 4
-		c.LogLevel = os.Getenv("ATOLL_BENCH_LOG")
+		c.LogLevel = "error"
+		if l := os.Getenv("ATOLL_BENCH_LOG"); l != "" {
+			c.LogLevel = l
+		}
 	})
 	b.Cleanup(func() { m.Close() })
 	return m
