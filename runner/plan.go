@@ -64,6 +64,9 @@ func (r *Runner) refresh(ctx context.Context, w *work) (*vcs.PullDetails, error)
 	if err != nil {
 		return nil, err
 	}
+	if d.Fork && !r.AllowForkPRs {
+		return nil, atoll.Errorf(atoll.EFORBIDDEN, "Atoll does not run on pull requests from forks: this server was not started with --allow-fork-prs.")
+	}
 	if d.HeadSHA != w.pull.HeadSHA || d.BaseSHA != w.pull.BaseSHA {
 		err := r.DB.Update(ctx, func(tx *store.Tx) error {
 			_, err := tx.UpsertPull(w.repo.ID, atoll.Pull{Number: d.Number, HeadSHA: d.HeadSHA, BaseSHA: d.BaseSHA, HeadRef: d.HeadRef, BaseRef: d.BaseRef, State: d.State})

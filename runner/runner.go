@@ -38,6 +38,10 @@ type Runner struct {
 	Node        string
 	Version     string
 	Parallelism int
+	// AllowForkPRs lets pull requests from forks plan and apply. Off by
+	// default, as in Atlantis: a fork's author could run code through
+	// Terraform with the server's credentials.
+	AllowForkPRs bool
 	// StopTimeout is how long Stop lets running jobs finish.
 	StopTimeout time.Duration
 	Logger      *slog.Logger

@@ -36,6 +36,7 @@ type PullDetails struct {
 	atoll.Pull
 	Approved  bool // at least one approving review from someone other than the author
 	Mergeable bool // the host would allow the merge now
+	Fork      bool // the head branch lives in another repository
 }
 
 // Commit status states.

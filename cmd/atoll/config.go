@@ -19,6 +19,7 @@ type Config struct {
 	PublicURL     string
 	LogLevel      string
 	RepoAllowlist string
+	AllowForkPRs  bool
 
 	GHUser          string
 	GHToken         string
@@ -47,6 +48,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.PublicURL, "public-url", "", "URL users reach Atoll at, for links in comments (default http://localhost:PORT)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.RepoAllowlist, "repo-allowlist", "", "comma-separated globs of host/owner/repo Atoll accepts webhooks for (required unless --demo)")
+	fs.BoolVar(&c.AllowForkPRs, "allow-fork-prs", false, "plan and apply pull requests whose head branch is in a fork")
 	fs.StringVar(&c.GHUser, "gh-user", "", "GitHub user Atoll comments as (also makes @user a command prefix)")
 	fs.StringVar(&c.GHToken, "gh-token", "", "GitHub token")
 	fs.StringVar(&c.GHWebhookSecret, "gh-webhook-secret", "", "secret GitHub signs webhooks with (X-Hub-Signature-256)")

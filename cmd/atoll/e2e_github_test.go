@@ -266,3 +266,18 @@ func TestInvalidConfigIsCommented(t *testing.T) {
 		return e.gh.status(e.repo.git("rev-parse", "bad-config"), "atlantis/plan") == "failure"
 	})
 }
+
+// Pull requests from forks are refused unless --allow-fork-prs: their author
+// could otherwise run code through Terraform with the server's credentials.
+func TestForkPullRequestRefused(t *testing.T) {
+	e := newE2E(t)
+	sha := e.repo.branch("from-fork", map[string]string{"staging/main.tf": tfProject("staging", 2)})
+	e.gh.setPull(1, fakePull{HeadSHA: sha, HeadRef: "from-fork", BaseSHA: e.base, BaseRef: "main", Files: []string{"staging/main.tf"}, ForkOwner: "mallory"})
+	webhook(t, e.m.URL, "pull_request", "pull_request.opened.json", webhookSecret, pullEvent(e.cloneURL, 1, "opened", "from-fork", sha, e.base))
+	mustContain(t, "fork refusal", e.waitComment(1, 1), "forks", "--allow-fork-prs")
+	var jobs []atoll.Job
+	getJSON(t, e.m.URL+"/api/v1/jobs", &jobs)
+	if len(jobs) != 0 {
+		t.Fatalf("a fork pull request ran jobs: %+v", jobs)
+	}
+}

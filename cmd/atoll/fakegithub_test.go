@@ -32,6 +32,7 @@ type fakePull struct {
 	Files                              []string
 	Approved                           bool
 	State                              string
+	ForkOwner                          string // head repository owner when it is a fork
 }
 
 type fakeComment struct {
@@ -118,6 +119,12 @@ func (f *fakeGitHub) getPull(w http.ResponseWriter, r *http.Request) {
 	body["head"].(map[string]any)["ref"] = p.HeadRef
 	body["base"].(map[string]any)["sha"] = p.BaseSHA
 	body["base"].(map[string]any)["ref"] = p.BaseRef
+	headRepo := body["head"].(map[string]any)["repo"].(map[string]any)
+	if p.ForkOwner != "" {
+		headRepo["full_name"] = p.ForkOwner + "/infra"
+	} else {
+		headRepo["full_name"] = body["base"].(map[string]any)["repo"].(map[string]any)["full_name"]
+	}
 	writeJSONResp(w, body)
 }
 

@@ -161,7 +161,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Hub:       runner.NewHub(),
 		Allowlist: runner.ParseAllowlist(c.RepoAllowlist),
 		PublicURL: publicURL, Node: c.NodeID, Version: Version,
-		Parallelism: c.Parallelism, StopTimeout: c.StopTimeout, Logger: m.Logger,
+		Parallelism: c.Parallelism, AllowForkPRs: c.AllowForkPRs, StopTimeout: c.StopTimeout, Logger: m.Logger,
 	}
 	m.Server.Runner = m.Runner
 	if err := m.Runner.Start(ctx); err != nil {

@@ -26,10 +26,13 @@ func (p *Provider) GetPull(ctx context.Context, repo atoll.Repo, number int) (*v
 	if err != nil {
 		return nil, err
 	}
+	// A deleted fork leaves no head repository: still a fork.
+	head := pr.GetHead().GetRepo().GetFullName()
 	return &vcs.PullDetails{
 		Pull:      pullFromAPI(repo, pr),
 		Approved:  approved,
 		Mergeable: mergeable(pr),
+		Fork:      !strings.EqualFold(head, pr.GetBase().GetRepo().GetFullName()),
 	}, nil
 }
 
