@@ -59,6 +59,12 @@ type JobSpec struct {
 	ParallelApply     bool     `json:"parallel_apply,omitempty"` // for plan jobs: whether their applies may run in parallel
 	Automerge         bool     `json:"automerge,omitempty"`      // merge once every plan is applied
 	PlanID            int64    `json:"plan_id,omitempty"`        // for apply jobs: the stored plan to apply
+	// From the project's workflow: extra arguments of the built-in steps
+	// and KEY=VALUE environment of env steps (values from atlantis.yaml).
+	InitArgs  []string `json:"init_args,omitempty"`
+	PlanArgs  []string `json:"plan_args,omitempty"`
+	ApplyArgs []string `json:"apply_args,omitempty"`
+	Env       []string `json:"env,omitempty"`
 }
 
 // Final reports whether the state can no longer change.

@@ -136,8 +136,9 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	if err != nil {
 		return err
 	}
-	sink.Write(atoll.StreamAtoll, "$ terraform apply -input=false "+planFileName(j)+argsSuffix(j.Spec.ExtraArgs))
-	out, err := r.Terraform.Apply(ctx, dir, planFile, j.Spec.ExtraArgs, sink.emit)
+	args := append(append([]string{}, j.Spec.ApplyArgs...), j.Spec.ExtraArgs...)
+	sink.Write(atoll.StreamAtoll, "$ terraform apply -input=false "+planFileName(j)+argsSuffix(args))
+	out, err := r.terraformFor(j).Apply(ctx, dir, planFile, args, sink.emit)
 	res.Output = out
 	if s, ok := terraform.ParseSummaryLine(out); ok {
 		res.Summary = &s

@@ -128,6 +128,9 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 					PlanRequirements: p.PlanRequirements, Autoplan: autoplan,
 					Parallel: cfg != nil && cfg.ParallelPlan, ParallelApply: cfg != nil && cfg.ParallelApply,
 					Automerge: cfg != nil && cfg.Automerge}}
+			if err := applyWorkflow(cfg, p, &j.Spec); err != nil {
+				return err
+			}
 			if err := tx.InsertJob(j); err != nil {
 				return err
 			}
@@ -168,15 +171,16 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 		return err
 	}
 	planFile := filepath.Join(dir, planFileName(j))
-	sink.Write(atoll.StreamAtoll, "$ terraform plan -input=false -out "+planFileName(j)+argsSuffix(j.Spec.ExtraArgs))
+	args := append(append([]string{}, j.Spec.PlanArgs...), j.Spec.ExtraArgs...)
+	sink.Write(atoll.StreamAtoll, "$ terraform plan -input=false -out "+planFileName(j)+argsSuffix(args))
 	start := time.Now()
-	out, _, err := r.Terraform.Plan(ctx, dir, planFile, j.Spec.ExtraArgs, sink.emit)
+	out, _, err := r.terraformFor(j).Plan(ctx, dir, planFile, args, sink.emit)
 	w.log.Debug("terraform plan", "job", j.ID, "ms", time.Since(start).Milliseconds())
 	res.Output = out
 	if err != nil {
 		return err
 	}
-	show, err := r.Terraform.ShowJSON(ctx, dir, planFile)
+	show, err := r.terraformFor(j).ShowJSON(ctx, dir, planFile)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,9 @@ import (
 // terraform init when the project's configuration changed since the last
 // init there, and selects the workspace. It returns the project directory.
 func (r *Runner) prepare(ctx context.Context, w *work, j *atoll.Job, sink *logSink) (string, error) {
+	if err := r.checkTerraformVersion(ctx, j.Spec.TerraformVersion); err != nil {
+		return "", err
+	}
 	sink.Write(atoll.StreamAtoll, fmt.Sprintf("Checking out %s at %s (workspace %s)", j.Repo, short(j.HeadSHA), j.Workspace))
 	root, err := r.checkout(ctx, w, j.Workspace, j.HeadSHA)
 	if err != nil {
@@ -38,10 +41,10 @@ func (r *Runner) prepare(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 	if prev, err := os.ReadFile(marker); err == nil && string(prev) == fp {
 		sink.Write(atoll.StreamAtoll, "Configuration unchanged since the last init here: skipping terraform init.")
 	} else {
-		sink.Write(atoll.StreamAtoll, "$ terraform init -input=false")
+		sink.Write(atoll.StreamAtoll, "$ terraform init -input=false"+argsSuffix(j.Spec.InitArgs))
 		start := time.Now()
 		defer func() { w.log.Debug("terraform init", "job", j.ID, "ms", time.Since(start).Milliseconds()) }()
-		if err := r.Terraform.Init(ctx, dir, nil, sink.emit); err != nil {
+		if err := r.terraformFor(j).Init(ctx, dir, j.Spec.InitArgs, sink.emit); err != nil {
 			return "", err
 		}
 		if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
@@ -52,7 +55,7 @@ func (r *Runner) prepare(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 		}
 	}
 	// Pooled checkouts may have another workspace selected: always select.
-	if err := r.Terraform.SelectWorkspace(ctx, dir, j.Workspace, sink.emit); err != nil {
+	if err := r.terraformFor(j).SelectWorkspace(ctx, dir, j.Workspace, sink.emit); err != nil {
 		return "", err
 	}
 	return dir, nil

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-version"
+
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/git"
 	"github.com/atollhq/atoll/runner/command"
@@ -55,6 +57,10 @@ type Runner struct {
 	cancelJob context.CancelFunc
 	stopOnce  sync.Once
 	intake    atomic.Int64 // webhooks being received right now
+
+	tfOnce    sync.Once
+	tfVersion *version.Version
+	tfErr     error
 }
 
 // Receiving marks a webhook as being received until the returned function

@@ -57,7 +57,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.GHAppID, "gh-app-id", 0, "GitHub App id (instead of --gh-token)")
 	fs.StringVar(&c.GHAppKeyFile, "gh-app-key-file", "", "GitHub App private key file")
 	fs.StringVar(&c.TerraformBin, "terraform-bin", "terraform", "Terraform binary")
-	fs.StringVar(&c.DefaultTFVersion, "default-tf-version", "", "Terraform version to use when a project sets none (only the --terraform-bin version is available yet)")
+	fs.StringVar(&c.DefaultTFVersion, "default-tf-version", "", "Terraform version (or constraint) --terraform-bin must be; checked at start (one binary for now)")
 	fs.StringVar(&c.ExecutableName, "executable-name", "atlantis", "comment prefix; \"atoll\" is always accepted too")
 	fs.StringVar(&c.CheckoutStrategy, "checkout-strategy", "branch", "branch or merge")
 	fs.IntVar(&c.Parallelism, "parallelism", 4, "requests worked on at once (and jobs per request when parallel_plan is on)")

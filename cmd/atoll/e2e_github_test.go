@@ -281,3 +281,54 @@ func TestForkPullRequestRefused(t *testing.T) {
 		t.Fatalf("a fork pull request ran jobs: %+v", jobs)
 	}
 }
+
+// Custom workflows: extra_args and env steps of the built-in steps are
+// honoured; terraform_version is checked; run steps are refused, not skipped.
+func TestCustomWorkflowsAndVersions(t *testing.T) {
+	e := newE2E(t)
+	withVar := `variable "n" {
+  type = number
+}
+variable "label" {
+  type = string
+}
+resource "terraform_data" "app" {
+  count = var.n
+  input = var.label
+}
+`
+	config := `version: 3
+projects:
+  - name: sized
+    dir: staging
+    workflow: sized
+  - name: scripted
+    dir: production
+    workflow: scripted
+  - name: pinned
+    dir: modules/x
+    terraform_version: "~> 1.4.0"
+workflows:
+  sized:
+    plan:
+      steps:
+        - env:
+            name: TF_VAR_label
+            value: from-env-step
+        - init
+        - plan:
+            extra_args: ["-var", "n=3"]
+  scripted:
+    plan:
+      steps:
+        - run: echo hello
+        - plan
+`
+	e.open(1, "workflows", map[string]string{"atlantis.yaml": config, "staging/main.tf": withVar}, "staging/main.tf")
+	c := e.waitComment(1, 1)
+	mustContain(t, "workflow plan", c, "Plan: 3 to add", "from-env-step")
+	e.comment(1, "atlantis plan -p scripted")
+	mustContain(t, "run step refused", e.waitComment(1, 2), "run steps are not supported")
+	e.comment(1, "atlantis plan -p pinned")
+	mustContain(t, "version refused", e.waitComment(1, 3), "asks for Terraform ~> 1.4.0", "runs Terraform 1.5.7")
+}

@@ -164,6 +164,17 @@ func (m *Main) Run(ctx context.Context) error {
 		Parallelism: c.Parallelism, AllowForkPRs: c.AllowForkPRs, StopTimeout: c.StopTimeout, Logger: m.Logger,
 	}
 	m.Server.Runner = m.Runner
+	if c.DefaultTFVersion != "" {
+		// One Terraform binary for now: the flag is a guard that it is the
+		// version the operator expects.
+		have, err := m.Runner.TerraformVersion(ctx)
+		if err != nil {
+			return fmt.Errorf("--default-tf-version: %w", err)
+		}
+		if ok, err := runner.Satisfies(have, c.DefaultTFVersion); err != nil || !ok {
+			return fmt.Errorf("--default-tf-version %s: --terraform-bin is Terraform %s", c.DefaultTFVersion, have)
+		}
+	}
 	if err := m.Runner.Start(ctx); err != nil {
 		return err
 	}
