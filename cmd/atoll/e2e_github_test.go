@@ -332,3 +332,29 @@ workflows:
 	e.comment(1, "atlantis plan -p pinned")
 	mustContain(t, "version refused", e.waitComment(1, 3), "asks for Terraform ~> 1.4.0", "runs Terraform 1.5.7")
 }
+
+// A plan too long for one GitHub comment (65,536 characters) is split into
+// several, each accepted by the API, with the summary and apply command.
+func TestLongPlanIsSplit(t *testing.T) {
+	e := newE2E(t)
+	big := `resource "terraform_data" "many" {
+  count = 300
+  input = "${count.index}-` + strings.Repeat("x", 200) + `"
+}
+`
+	e.open(1, "big", map[string]string{"staging/main.tf": big}, "staging/main.tf")
+	first := e.waitComment(1, 1)
+	eventually(t, 30*time.Second, "all parts", func() bool {
+		cs := e.gh.pullComments(1)
+		return len(cs) > 1 && strings.Contains(cs[len(cs)-1], "atlantis apply -d staging")
+	})
+	parts := e.gh.pullComments(1)
+	mustContain(t, "first part", first, "Ran Plan for dir: `staging`")
+	all := strings.Join(parts, "\n")
+	mustContain(t, "split plan", all, "Plan: 300 to add", "terraform_data.many[299] will be created")
+	for i, p := range parts {
+		if len(p) > 65536 {
+			t.Fatalf("part %d is %d characters", i+1, len(p))
+		}
+	}
+}
