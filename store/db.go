@@ -312,3 +312,26 @@ func splitFullName(full string) (string, string, bool) {
 	owner, name, ok := strings.Cut(full, "/")
 	return owner, name, ok && owner != "" && name != ""
 }
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
+// collect scans every row of a query with scan.
+func collect[T any](rows *sql.Rows, err error, what string, scan func(scanner) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store %s: %w", what, err)
+	}
+	return out, nil
+}

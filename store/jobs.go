@@ -66,7 +66,7 @@ const jobColumns = `j.id, j.kind, j.state, r.owner || '/' || r.name, p.number, p
 
 const jobFrom = ` FROM jobs j JOIN pulls p ON p.id = j.pull_id JOIN repos r ON r.id = p.repo_id JOIN projects pr ON pr.id = j.project_id `
 
-func scanJob(s interface{ Scan(...any) error }) (*atoll.Job, error) {
+func scanJob(s scanner) (*atoll.Job, error) {
 	var j atoll.Job
 	var summary sql.NullString
 	var spec string
@@ -93,19 +93,7 @@ func scanJob(s interface{ Scan(...any) error }) (*atoll.Job, error) {
 
 func jobsWhere(ctx context.Context, q querier, where string, args ...any) ([]*atoll.Job, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+jobColumns+jobFrom+`WHERE `+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store jobs: %w", err)
-	}
-	defer rows.Close()
-	var out []*atoll.Job
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store jobs: %w", err)
-		}
-		out = append(out, j)
-	}
-	return out, rows.Err()
+	return collect(rows, err, "jobs", scanJob)
 }
 
 // Job returns one job.

@@ -13,7 +13,7 @@ const lockColumns = `l.id, r.owner || '/' || r.name, p.number, p.url, pr.name, p
 
 const lockFrom = ` FROM locks l JOIN projects pr ON pr.id = l.project_id JOIN pulls p ON p.id = l.pull_id JOIN repos r ON r.id = p.repo_id `
 
-func scanLock(s interface{ Scan(...any) error }) (*atoll.Lock, int64, error) {
+func scanLock(s scanner) (*atoll.Lock, int64, error) {
 	var l atoll.Lock
 	var created, pullID int64
 	if err := s.Scan(&l.ID, &l.Repo, &l.Pull, &l.PullURL, &l.Project, &l.Dir, &l.Workspace, &l.User, &created, &pullID); err != nil {
@@ -25,19 +25,10 @@ func scanLock(s interface{ Scan(...any) error }) (*atoll.Lock, int64, error) {
 
 func locksWhere(ctx context.Context, q querier, where string, args ...any) ([]*atoll.Lock, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+lockColumns+lockFrom+`WHERE `+where+` ORDER BY l.id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store locks: %w", err)
-	}
-	defer rows.Close()
-	var out []*atoll.Lock
-	for rows.Next() {
-		l, _, err := scanLock(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store locks: %w", err)
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return collect(rows, err, "locks", func(s scanner) (*atoll.Lock, error) {
+		l, _, err := scanLock(s)
+		return l, err
+	})
 }
 
 // TakeLock locks project for pull. It returns the lock held by another pull

@@ -55,7 +55,7 @@ func (tx *Tx) DiscardPlans(pullID int64) error {
 
 const planColumns = `id, job_id, pull_id, project_id, head_sha, sha256, add_count, change_count, destroy_count, import_count, created_at, applied_at`
 
-func scanPlan(s interface{ Scan(...any) error }) (*atoll.Plan, error) {
+func scanPlan(s scanner) (*atoll.Plan, error) {
 	var p atoll.Plan
 	var created int64
 	var applied sql.NullInt64
@@ -73,19 +73,7 @@ func scanPlan(s interface{ Scan(...any) error }) (*atoll.Plan, error) {
 func (db *DB) PendingPlans(ctx context.Context, pullID int64) ([]*atoll.Plan, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT `+planColumns+` FROM plans
 		WHERE pull_id = ? AND applied_at IS NULL AND discarded_at IS NULL ORDER BY id`, pullID)
-	if err != nil {
-		return nil, fmt.Errorf("store pending plans of pull %d: %w", pullID, err)
-	}
-	defer rows.Close()
-	var out []*atoll.Plan
-	for rows.Next() {
-		p, err := scanPlan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store pending plans: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return collect(rows, err, "pending plans", scanPlan)
 }
 
 // PlanByJob returns the plan a plan job produced, with file bytes.
@@ -121,7 +109,7 @@ func (db *DB) PlanFile(ctx context.Context, id int64) ([]byte, error) {
 // scanExtra appends destinations to a scan so that shared column lists can
 // be extended.
 type scanExtra struct {
-	s     interface{ Scan(...any) error }
+	s     scanner
 	extra []any
 }
 

@@ -42,7 +42,7 @@ const pullColumns = `p.id, p.repo_id, r.owner || '/' || r.name, p.number, p.titl
 
 const pullFrom = ` FROM pulls p JOIN repos r ON r.id = p.repo_id `
 
-func scanPull(s interface{ Scan(...any) error }) (*atoll.Pull, error) {
+func scanPull(s scanner) (*atoll.Pull, error) {
 	var p atoll.Pull
 	var created, updated int64
 	err := s.Scan(&p.ID, &p.RepoID, &p.Repo, &p.Number, &p.Title, &p.Author, &p.HeadSHA, &p.HeadRef,
@@ -112,17 +112,5 @@ func (db *DB) Pulls(ctx context.Context, f atoll.PullFilter) ([]*atoll.Pull, err
 		q += `WHERE ` + strings.Join(where, ` AND `)
 	}
 	rows, err := db.read.QueryContext(ctx, q+` ORDER BY p.updated_at DESC, p.id DESC LIMIT 500`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store pulls: %w", err)
-	}
-	defer rows.Close()
-	var out []*atoll.Pull
-	for rows.Next() {
-		p, err := scanPull(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store pulls: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return collect(rows, err, "pulls", scanPull)
 }

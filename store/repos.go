@@ -28,7 +28,7 @@ func (tx *Tx) UpsertRepo(r atoll.Repo) (int64, error) {
 
 const repoColumns = `r.id, r.vcs, r.host, r.owner, r.name, r.clone_url, r.html_url, r.created_at`
 
-func scanRepo(s interface{ Scan(...any) error }) (*atoll.Repo, error) {
+func scanRepo(s scanner) (*atoll.Repo, error) {
 	var r atoll.Repo
 	var created int64
 	if err := s.Scan(&r.ID, &r.VCS, &r.Host, &r.Owner, &r.Name, &r.CloneURL, &r.HTMLURL, &created); err != nil {

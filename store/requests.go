@@ -41,7 +41,7 @@ const requestColumns = `q.id, q.kind, q.state, q.pull_id, r.owner || '/' || r.na
 
 const requestFrom = ` FROM requests q JOIN pulls p ON p.id = q.pull_id JOIN repos r ON r.id = p.repo_id `
 
-func scanRequest(s interface{ Scan(...any) error }) (*atoll.Request, error) {
+func scanRequest(s scanner) (*atoll.Request, error) {
 	var q atoll.Request
 	var created int64
 	var started, finished sql.NullInt64

@@ -186,14 +186,7 @@ func (s *Server) pageMeta() templates.Meta {
 // pageError shows err as an HTML page with the status for its code; like
 // s.error, internal errors are logged and shown as a generic message.
 func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
-	code := atoll.ErrorCode(err)
-	if code == atoll.EINTERNAL {
-		s.Logger.Error("page error", "method", r.Method, "path", r.URL.Path, "err", err)
-	}
-	status, ok := statusOf[code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
+	status := s.errorStatus(r, err)
 	page := templates.ErrorPage{Meta: s.pageMeta(), Status: status, Message: atoll.ErrorMessage(err)}
 	s.renderPage(w, r, status, templates.Error(page))
 }

@@ -146,15 +146,20 @@ var statusOf = map[string]int{
 // error writes {"error": message} with the status for err's code; internal
 // errors are logged and shown as a generic message.
 func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
+	writeJSON(w, s.errorStatus(r, err), map[string]string{"error": atoll.ErrorMessage(err)})
+}
+
+// errorStatus is the HTTP status for err's code; internal errors, whose
+// details users never see, are logged here.
+func (s *Server) errorStatus(r *http.Request, err error) int {
 	code := atoll.ErrorCode(err)
 	if code == atoll.EINTERNAL {
 		s.Logger.Error("http error", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	status, ok := statusOf[code]
-	if !ok {
-		status = http.StatusInternalServerError
+	if status, ok := statusOf[code]; ok {
+		return status
 	}
-	writeJSON(w, status, map[string]string{"error": atoll.ErrorMessage(err)})
+	return http.StatusInternalServerError
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
