@@ -155,7 +155,7 @@ func (m *Main) Run(ctx context.Context) error {
 		DB:        m.DB,
 		Providers: providers,
 		Workdirs:  &git.Workdirs{Root: workDir, Strategy: c.CheckoutStrategy},
-		Terraform: terraform.Runner{Bin: tfBin, Nice: 10, Env: []string{"TF_PLUGIN_CACHE_DIR=" + pluginCache(dataDir)}},
+		Terraform: terraform.Runner{Bin: tfBin, Nice: 10, Env: m.terraformEnv(dataDir)},
 		Parser:    command.Parser{ExecutableName: c.ExecutableName, VCSUser: c.GHUser},
 		Markdown:  markdown.Renderer{Executable: c.ExecutableName},
 		Hub:       runner.NewHub(),
@@ -182,6 +182,20 @@ func (m *Main) Run(ctx context.Context) error {
 	go func() { m.serveErr <- m.Server.Serve() }()
 	m.Logger.Info("atoll started", "url", m.URL, "public_url", publicURL, "node", c.NodeID, "demo", c.Demo, "data_dir", dataDir)
 	return nil
+}
+
+// terraformEnv is what Atoll adds to Terraform's environment: a shared
+// provider cache, and no CLI config file when the one named in the
+// environment is missing (Terraform would print a warning into every plan).
+func (m *Main) terraformEnv(dataDir string) []string {
+	env := []string{"TF_PLUGIN_CACHE_DIR=" + pluginCache(dataDir)}
+	if f := os.Getenv("TF_CLI_CONFIG_FILE"); f != "" {
+		if _, err := os.Stat(f); err != nil {
+			m.Logger.Warn("TF_CLI_CONFIG_FILE names a missing file: ignoring it", "file", f)
+			env = append(env, "TF_CLI_CONFIG_FILE=")
+		}
+	}
+	return env
 }
 
 func pluginCache(dataDir string) string {
