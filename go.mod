@@ -8,6 +8,7 @@ require (
 	github.com/bradleyfalzon/ghinstallation/v2 v2.19.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.22.1
+	github.com/coder/websocket v1.8.14
 	github.com/google/go-github/v88 v88.0.0
 	github.com/hashicorp/go-version v1.7.0
 	gopkg.in/yaml.v3 v3.0.1

@@ -3,6 +3,7 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -59,6 +60,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/v1/jobs", s.handleJobs)
 	mux.HandleFunc("GET /api/v1/jobs/{id}", s.handleJob)
 	mux.HandleFunc("GET /api/v1/jobs/{id}/log", s.handleJobLog)
+	mux.HandleFunc("GET /jobs/{id}/ws", s.handleJobWS)
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	s.pageRoutes(mux)
 	return s.logRequests(mux)
@@ -110,6 +112,15 @@ func (w *statusWriter) Flush() {
 		f.Flush()
 	}
 }
+
+// Hijack lets the websocket handler take over the connection.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.status = http.StatusSwitchingProtocols
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // authenticated requires the API secret on mutating calls.
 func (s *Server) authenticated(h http.HandlerFunc) http.HandlerFunc {
