@@ -14,8 +14,14 @@ import (
 // answer the webhook. Nothing slow (git, Terraform, VCS calls) happens here.
 // It reports whether a request was queued.
 func (r *Runner) HandleEvent(ctx context.Context, ev *vcs.Event) (bool, error) {
+	id, err := r.Enqueue(ctx, ev)
+	return id != 0, err
+}
+
+// Enqueue is HandleEvent returning the queued request's id (0: none).
+func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 	if !r.Allowlist.Allows(ev.Repo.Host, ev.Repo.Owner, ev.Repo.Name) {
-		return false, atoll.Errorf(atoll.EFORBIDDEN, "Repository %s/%s is not in --repo-allowlist.", ev.Repo.Host, ev.Repo.FullName())
+		return 0, atoll.Errorf(atoll.EFORBIDDEN, "Repository %s/%s is not in --repo-allowlist.", ev.Repo.Host, ev.Repo.FullName())
 	}
 	req := &atoll.Request{User: ev.User, HeadSHA: ev.Pull.HeadSHA, CommentID: ev.CommentID}
 	switch ev.Kind {
@@ -31,11 +37,11 @@ func (r *Runner) HandleEvent(ctx context.Context, ev *vcs.Event) (bool, error) {
 		// Comments that are not addressed to Atoll are ignored silently; bad
 		// commands are queued so that the worker can answer with usage.
 		if cmd, err := r.Parser.Parse(ev.Comment); cmd == nil && err == nil {
-			return false, nil
+			return 0, nil
 		}
 		req.Kind, req.Comment = atoll.RequestComment, ev.Comment
 	default:
-		return false, nil
+		return 0, nil
 	}
 	queued := false
 	err := r.DB.Update(ctx, func(tx *store.Tx) error {
@@ -70,12 +76,13 @@ func (r *Runner) HandleEvent(ctx context.Context, ev *vcs.Event) (bool, error) {
 		return nil
 	})
 	if err != nil {
-		return false, err
+		return 0, err
 	}
-	if queued {
-		r.Wake()
+	if !queued {
+		return 0, nil
 	}
-	return queued, nil
+	r.Wake()
+	return req.ID, nil
 }
 
 // releasePull drops a pull request's locks and unapplied plans.

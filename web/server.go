@@ -62,6 +62,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/v1/jobs/{id}/log", s.handleJobLog)
 	mux.HandleFunc("GET /jobs/{id}/ws", s.handleJobWS)
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	// Atlantis's API, under its own paths too for drop-in clients.
+	for _, prefix := range []string{"/api/v1", "/api"} {
+		mux.HandleFunc("POST "+prefix+"/plan", s.authenticated(s.handleAPIPlan))
+		mux.HandleFunc("POST "+prefix+"/apply", s.authenticated(s.handleAPIApply))
+	}
 	s.pageRoutes(mux)
 	return s.logRequests(mux)
 }

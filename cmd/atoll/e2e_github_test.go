@@ -47,6 +47,7 @@ func (e *e2e) start() {
 	e.m = startMain(e.t, e.dataDir, func(c *main.Config) {
 		c.GHToken, c.GHUser, c.GHWebhookSecret, c.GHAPIURL = "gh-test-token", "atoll-bot", webhookSecret, e.gh.URL+"/"
 		c.RepoAllowlist = "github.com/acme/*"
+		c.APISecret = "api-secret-for-tests"
 	})
 	e.t.Cleanup(func() { e.m.Close() })
 }

@@ -1,0 +1,147 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/vcs"
+)
+
+// apiCommandRequest is the body of Atlantis's /api/plan and /api/apply.
+type apiCommandRequest struct {
+	Repository string
+	Ref        string
+	Type       string
+	PR         int
+	Projects   []string
+	Paths      []struct {
+		Directory string
+		Workspace string
+	}
+}
+
+type apiCommandResponse struct {
+	Requests []*atoll.Request `json:"requests"`
+	Jobs     []*atoll.Job     `json:"jobs"`
+	// Failed is true when a request failed or a job did not succeed.
+	Failed bool `json:"failed"`
+}
+
+// apiWait bounds how long the API waits for the work it queued.
+const apiWait = 30 * time.Minute
+
+// handleAPIPlan and handleAPIApply run "atlantis plan|apply" for the
+// projects or paths named, as if commented on the pull request, wait for
+// the result and return the requests and their jobs. The pull request's
+// conversation gets the usual comments.
+func (s *Server) handleAPIPlan(w http.ResponseWriter, r *http.Request)  { s.apiCommand(w, r, "plan") }
+func (s *Server) handleAPIApply(w http.ResponseWriter, r *http.Request) { s.apiCommand(w, r, "apply") }
+
+func (s *Server) apiCommand(w http.ResponseWriter, r *http.Request, name string) {
+	ctx := r.Context()
+	var in apiCommandRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&in); err != nil {
+		s.error(w, r, atoll.Errorf(atoll.EINVALID, `Body must be JSON like {"Repository":"owner/name","PR":1,"Paths":[{"Directory":"dir","Workspace":"default"}]}.`))
+		return
+	}
+	if in.PR <= 0 {
+		s.error(w, r, atoll.Errorf(atoll.EINVALID, "PR is required: Atoll plans and applies pull requests."))
+		return
+	}
+	pull, err := s.DB.PullByNumber(ctx, in.Repository, in.PR)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	repo, err := s.DB.Repo(ctx, pull.RepoID)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	// Each selection is one command; the comment grammar validates it
+	// (paths, workspaces, names) exactly as it would on the pull request.
+	var comments []string
+	for _, p := range in.Projects {
+		comments = append(comments, command(name, "-p", p))
+	}
+	for _, p := range in.Paths {
+		c := command(name, "-d", p.Directory)
+		if p.Workspace != "" {
+			c += " -w " + quoteWord(p.Workspace)
+		}
+		comments = append(comments, c)
+	}
+	if len(comments) == 0 {
+		comments = []string{command(name)}
+	}
+	var out apiCommandResponse
+	for _, c := range comments {
+		if _, err := s.Runner.Parser.Parse(c); err != nil {
+			s.error(w, r, err)
+			return
+		}
+	}
+	for _, c := range comments {
+		id, err := s.Runner.Enqueue(ctx, &vcs.Event{Kind: vcs.EventComment, Repo: *repo, Pull: atoll.Pull{Number: in.PR}, User: actor(r), Comment: c})
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		out.Requests = append(out.Requests, &atoll.Request{ID: id})
+	}
+	wctx, cancel := context.WithTimeout(ctx, apiWait)
+	defer cancel()
+	for i, q := range out.Requests {
+		done, err := s.waitRequest(wctx, q.ID)
+		if err != nil {
+			s.error(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "Gave up waiting for request %d: %v", q.ID, err))
+			return
+		}
+		out.Requests[i] = done
+		jobs, err := s.DB.RequestJobs(ctx, q.ID)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		for _, j := range jobs {
+			out.Failed = out.Failed || j.State != atoll.JobSucceeded
+		}
+		out.Failed = out.Failed || done.Error != ""
+		out.Jobs = append(out.Jobs, jobs...)
+	}
+	out.Jobs = nonNil(out.Jobs)
+	writeJSON(w, http.StatusOK, out)
+}
+
+func command(name string, args ...string) string {
+	words := []string{"atoll", name}
+	for _, a := range args {
+		words = append(words, quoteWord(a))
+	}
+	return strings.Join(words, " ")
+}
+
+// quoteWord single-quotes a word for the comment grammar's splitter (no
+// shell ever sees it), so that API input cannot add flags.
+func quoteWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func (s *Server) waitRequest(ctx context.Context, id int64) (*atoll.Request, error) {
+	for {
+		q, err := s.DB.Request(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if q.State == atoll.RequestDone || q.State == atoll.RequestInterrupted {
+			return q, nil
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
