@@ -125,9 +125,9 @@ func (r *Runner) reply(ctx context.Context, w *work, command, body string) error
 }
 
 func (r *Runner) version(ctx context.Context, w *work) error {
-	tf, err := r.Terraform.Version(ctx)
-	if err != nil {
-		tf = "unknown (" + atoll.ErrorMessage(err) + ")"
+	tf := "unknown"
+	if v, err := r.TerraformVersion(ctx); err == nil {
+		tf = v.String()
 	}
 	return r.reply(ctx, w, "version", fmt.Sprintf("Atoll %s\n\nTerraform: `%s`", r.Version, tf))
 }
@@ -162,11 +162,11 @@ func (r *Runner) close(ctx context.Context, w *work) error {
 	if len(projects) == 0 {
 		return nil
 	}
-	body := "Locks and plans deleted for the projects and workspaces modified in this pull request:\n\n"
-	for _, p := range projects {
-		body += fmt.Sprintf("- dir: `%s` workspace: `%s`\n", p.Dir, p.Workspace)
+	labels := make([]string, len(projects))
+	for i, p := range projects {
+		labels[i] = p.Label()
 	}
-	return r.reply(ctx, w, "close", body)
+	return r.reply(ctx, w, "close", r.Markdown.Closed(labels, ""))
 }
 
 // reportInterrupted tells a pull request that a job stopped with the process.
