@@ -43,6 +43,8 @@ type Job struct {
 	RequestID  int64      `json:"-"`
 	Attempt    int        `json:"-"`
 	ClaimedBy  string     `json:"-"`
+	// Reported is set once the final outcome was told to the pull request.
+	Reported bool `json:"-"`
 }
 
 // JobSpec carries what the worker needs beyond the row's columns. It is

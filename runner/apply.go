@@ -31,11 +31,11 @@ func (r *Runner) apply(ctx context.Context, w *work, cmd *command.Command) error
 			selectionText(cmd), r.Parser.ExecutableName))
 	}
 	r.setStatus(ctx, w.vcs, w.repo, w.pull.HeadSHA, "apply", "", vcs.StatusPending, fmt.Sprintf("Applying %d project(s)...", len(jobs)), r.pullURL(w))
-	results := r.runJobs(ctx, w, jobs, r.runApply)
-	if err := r.report(ctx, w, "apply", w.pull.HeadSHA, results); err != nil {
+	outcomes := r.runJobs(ctx, w, jobs, r.runApply)
+	if err := r.report(ctx, w, "apply", w.pull.HeadSHA, outcomes); err != nil {
 		return err
 	}
-	return r.automerge(ctx, w, jobs, results)
+	return r.automerge(ctx, w, outcomes)
 }
 
 func selectionText(cmd *command.Command) string {
@@ -127,7 +127,7 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	if err := os.WriteFile(planFile, file, 0o600); err != nil {
 		return fmt.Errorf("write plan file: %w", err)
 	}
-	err = r.DB.Update(ctx, func(tx *store.Tx) error {
+	err = r.commit("start apply", func(tx *store.Tx) error {
 		if err := tx.MarkPlanApplied(j.Spec.PlanID); err != nil {
 			return err
 		}
@@ -146,18 +146,21 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	if err != nil {
 		return err
 	}
-	sink.Flush(ctx) // the log is complete before the job is seen as finished
-	return r.DB.Update(ctx, func(tx *store.Tx) error { return tx.FinishJob(j.ID, atoll.JobSucceeded, "", res.Summary) })
+	// The log is complete before the job is seen as finished.
+	if err := sink.Flush(); err != nil {
+		return err
+	}
+	return r.commit("finish apply", func(tx *store.Tx) error { return tx.FinishJob(j.ID, atoll.JobSucceeded, "", res.Summary) })
 }
 
 // automerge merges the pull request when atlantis.yaml asks for it and every
 // plan of the pull request has been applied successfully.
-func (r *Runner) automerge(ctx context.Context, w *work, jobs []*atoll.Job, results []markdown.ProjectResult) error {
-	if len(jobs) == 0 || !jobs[0].Spec.Automerge {
+func (r *Runner) automerge(ctx context.Context, w *work, outcomes []outcome) error {
+	if len(outcomes) == 0 || !outcomes[0].job.Spec.Automerge {
 		return nil
 	}
-	for _, res := range results {
-		if res.Error != "" {
+	for _, o := range outcomes {
+		if !o.final || o.res.Error != "" {
 			return nil
 		}
 	}

@@ -14,32 +14,51 @@ import (
 )
 
 // jobFunc does one job's work. On success it must itself record the job as
-// succeeded (in the same commit as what the job produced); on error runJobs
-// records the failure.
+// succeeded (in the same commit as what the job produced, after flushing the
+// job's log); on error runJob records the failure.
 type jobFunc func(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *markdown.ProjectResult) error
 
+// outcome is one job's part of a request's report.
+type outcome struct {
+	job *atoll.Job
+	res markdown.ProjectResult
+	// final is set once the job's final state is committed: only then may
+	// the pull request be told how it ended.
+	final bool
+	// notStarted marks a job left queued because Atoll is stopping.
+	notStarted bool
+}
+
 // runJobs runs a request's queued jobs, in parallel when their spec allows,
-// and returns one result per job in order. Jobs that already ended (a
+// and returns one outcome per job in order. Jobs that already ended (a
 // resumed request) are reported from the store and not run again.
-func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn jobFunc) []markdown.ProjectResult {
-	results := make([]markdown.ProjectResult, len(jobs))
+func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn jobFunc) []outcome {
+	outcomes := make([]outcome, len(jobs))
 	sem := make(chan struct{}, max(r.Parallelism, 1))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
-		results[i] = markdown.ProjectResult{Dir: j.Dir, Workspace: j.Workspace, Project: j.Project, Command: j.Kind, JobURL: r.jobURL(j.ID)}
+		o := &outcomes[i]
+		o.job = j
+		o.res = markdown.ProjectResult{Dir: j.Dir, Workspace: j.Workspace, Project: j.Project, Command: j.Kind, JobURL: r.jobURL(j.ID)}
 		if j.State != atoll.JobQueued {
-			results[i].Error = "Not run again: " + j.State + ". " + j.Error
+			// Ended in an earlier run of this request: its outcome is in
+			// the store (and told already, unless the report was lost).
+			o.final = j.Final()
+			o.res.Error, o.res.Summary = j.Error, j.Summary
 			if j.State == atoll.JobSucceeded {
-				results[i].Error, results[i].Summary = "", j.Summary
+				o.res.Error = ""
+			} else if o.res.Error == "" {
+				o.res.Error = title(j.Kind) + " " + j.State + "."
 			}
 			continue
 		}
 		run := func() {
 			if ctx.Err() != nil {
-				results[i].Error = "Not started: Atoll is stopping. This job runs when Atoll starts again."
+				o.notStarted = true
+				o.res.Error = "Not started: Atoll is stopping. This job runs when Atoll starts again."
 				return
 			}
-			r.runJob(ctx, w, j, fn, &results[i])
+			r.runJob(ctx, w, j, fn, o)
 		}
 		if !j.Spec.Parallel {
 			run()
@@ -50,23 +69,31 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 		go func() { defer wg.Done(); defer func() { <-sem }(); run() }()
 	}
 	wg.Wait()
-	return results
+	return outcomes
 }
 
-func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, res *markdown.ProjectResult) {
+// runJob runs one job and records how it ended. The job's commit status and
+// report follow only what is committed: when the final state cannot be
+// stored before Atoll stops, nothing is told, and the next start reports the
+// job interrupted.
+func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, o *outcome) {
+	res := &o.res
 	log := w.log.With("job", j.ID, "job_kind", j.Kind, "dir", j.Dir, "workspace", j.Workspace)
-	if err := r.DB.Update(ctx, func(tx *store.Tx) error { return tx.StartJob(j.ID) }); err != nil {
-		res.Error = atoll.ErrorMessage(err)
+	if err := r.commit("start job", func(tx *store.Tx) error { return tx.StartJob(j.ID) }); err != nil {
 		log.Error("start job", "err", err)
+		o.notStarted = true
+		res.Error = "Not started: " + atoll.ErrorMessage(err)
 		return
 	}
 	label := projectLabel(j.Dir, j.Workspace, j.Project)
 	r.setStatus(ctx, w.vcs, w.repo, j.HeadSHA, j.Kind, label, vcs.StatusPending, title(j.Kind)+" in progress...", r.jobURL(j.ID))
-	last, _ := r.DB.LastLogSeq(ctx, j.ID)
-	sink := newLogSink(r.DB, r.Hub, j.ID, last, log)
-	sink.verbose = j.Spec.Verbose
+	sink, err := r.newLogSink(j, log)
+	if err != nil {
+		log.Error("start job log", "err", err)
+		return // left running: the next start records it interrupted
+	}
 	log.Info("job started")
-	err := fn(ctx, w, j, sink, res)
+	err = fn(ctx, w, j, sink, res)
 	if j.Spec.Verbose {
 		res.Output = sink.Text()
 	}
@@ -82,14 +109,22 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 			}
 		}
 		sink.Write(atoll.StreamAtoll, "Error: "+res.Error)
-		sink.Flush(context.Background())
-		if ferr := r.DB.Update(context.Background(), func(tx *store.Tx) error { return tx.FinishJob(j.ID, state, res.Error, res.Summary) }); ferr != nil {
-			log.Error("finish job", "err", ferr)
-		}
 	} else if res.Summary != nil {
 		desc = summaryText(j.Kind, *res.Summary)
 	}
-	sink.Close(context.Background())
+	// The whole log is stored before the job is seen finished.
+	if cerr := sink.Close(); cerr != nil {
+		log.Error("store job log", "err", cerr)
+		return
+	}
+	if err != nil {
+		ferr := r.commit("finish job", func(tx *store.Tx) error { return tx.FinishJob(j.ID, state, res.Error, res.Summary) })
+		if ferr != nil {
+			log.Error("finish job", "err", ferr)
+			return
+		}
+	}
+	o.final = true
 	log.Info("job finished", "state", state)
 	st := vcs.StatusSuccess
 	if state != atoll.JobSucceeded {

@@ -14,8 +14,13 @@ import (
 // logSink numbers a job's output lines, publishes each at once and writes
 // them to the store in batches (every flushEvery or batchSize lines), so a
 // chatty job costs a few transactions a second rather than one per line.
+//
+// Flushes are serialised and a failed one keeps its lines, so the stored
+// log is always a prefix of what was written, in order; Close returns only
+// once every line is stored (or the runner is stopping), which is what lets
+// a job be recorded finished after its whole log.
 type logSink struct {
-	db     *store.DB
+	r      *Runner
 	hub    *Hub
 	jobID  int64
 	logger *slog.Logger
@@ -25,19 +30,32 @@ type logSink struct {
 	verbose bool
 	all     strings.Builder
 
-	mu      sync.Mutex
+	flushMu sync.Mutex // held while lines are being stored
+
+	mu      sync.Mutex // guards what follows
 	seq     int64
 	pending []atoll.LogLine
 	timer   *time.Timer
 }
 
 const (
-	flushEvery = 100 * time.Millisecond
-	batchSize  = 500
+	flushEvery      = 100 * time.Millisecond
+	retryFlushEvery = time.Second // after a failed flush
+	batchSize       = 500
 )
 
-func newLogSink(db *store.DB, hub *Hub, jobID, lastSeq int64, logger *slog.Logger) *logSink {
-	return &logSink{db: db, hub: hub, jobID: jobID, seq: lastSeq, logger: logger}
+// newLogSink starts a job's sink after the lines already stored for it (a
+// job that ran before, such as an interrupted one, keeps its old lines).
+func (r *Runner) newLogSink(j *atoll.Job, logger *slog.Logger) (*logSink, error) {
+	var last int64
+	err := retry(r, "read last log line", func() (err error) {
+		last, err = r.DB.LastLogSeq(context.Background(), j.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &logSink{r: r, hub: r.Hub, jobID: j.ID, seq: last, logger: logger, verbose: j.Spec.Verbose}, nil
 }
 
 // Write records one line.
@@ -53,11 +71,11 @@ func (s *logSink) Write(stream, text string) {
 	s.hub.Publish(l)
 	full := len(s.pending) >= batchSize
 	if !full && s.timer == nil {
-		s.timer = time.AfterFunc(flushEvery, func() { s.Flush(context.Background()) })
+		s.timer = time.AfterFunc(flushEvery, func() { s.flush(false) })
 	}
 	s.mu.Unlock()
 	if full {
-		s.Flush(context.Background())
+		s.flush(false)
 	}
 }
 
@@ -68,23 +86,47 @@ func (s *logSink) Text() string {
 	return s.all.String()
 }
 
-// Flush writes pending lines to the store.
-func (s *logSink) Flush(ctx context.Context) {
+// Flush stores every line written so far, retrying while the store fails;
+// it returns an error only when the runner stops before they are stored.
+func (s *logSink) Flush() error { return s.flush(true) }
+
+// flush stores the pending lines. A background flush (wait false) tries
+// once and leaves failed lines pending for the next flush; a waiting one
+// retries until they are stored or the runner stops.
+func (s *logSink) flush(wait bool) error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
 	s.mu.Lock()
 	lines := s.pending
-	s.pending = nil
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
 	}
 	s.mu.Unlock()
-	if err := s.db.AppendLogs(ctx, lines); err != nil {
-		s.logger.Error("store log lines", "job", s.jobID, "lines", len(lines), "err", err)
+	if len(lines) == 0 {
+		return nil
 	}
+	store := func(tx *store.Tx) error { return tx.AppendLogs(lines) }
+	var err error
+	if wait {
+		err = s.r.commit("store log lines", store)
+	} else if err = s.r.DB.Update(context.Background(), store); err != nil {
+		s.logger.Warn("store log lines: kept for the next flush", "job", s.jobID, "lines", len(lines), "err", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		// Lines written meanwhile stay pending; only the stored ones go.
+		s.pending = append(s.pending[:0:0], s.pending[len(lines):]...)
+	} else if !wait && s.timer == nil {
+		s.timer = time.AfterFunc(retryFlushEvery, func() { s.flush(false) })
+	}
+	return err
 }
 
-// Close flushes and ends live subscriptions.
-func (s *logSink) Close(ctx context.Context) {
-	s.Flush(ctx)
+// Close stores every remaining line and ends live subscriptions.
+func (s *logSink) Close() error {
+	err := s.Flush()
 	s.hub.End(s.jobID)
+	return err
 }

@@ -40,8 +40,7 @@ func (r *Runner) plan(ctx context.Context, w *work, cmd *command.Command, autopl
 		return r.reply(ctx, w, "plan", "Ran Plan for 0 projects: no modified Terraform projects were found in this pull request.")
 	}
 	r.setStatus(ctx, w.vcs, w.repo, sha, "plan", "", vcs.StatusPending, fmt.Sprintf("Planning %d project(s)...", len(jobs)), r.pullURL(w))
-	results := r.runJobs(ctx, w, jobs, r.runPlan)
-	return r.report(ctx, w, "plan", sha, results)
+	return r.report(ctx, w, "plan", sha, r.runJobs(ctx, w, jobs, r.runPlan))
 }
 
 // fail reports a request-level failure (bad config, checkout failure) on the
@@ -67,8 +66,12 @@ func (r *Runner) refresh(ctx context.Context, w *work) (*vcs.PullDetails, error)
 	if d.Fork && !r.AllowForkPRs {
 		return nil, atoll.Errorf(atoll.EFORBIDDEN, "Atoll does not run on pull requests from forks: this server was not started with --allow-fork-prs.")
 	}
+	// Parallel jobs refresh and check out at once: the pull's fields are
+	// read and written under the work's lock.
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if d.HeadSHA != w.pull.HeadSHA || d.BaseSHA != w.pull.BaseSHA {
-		err := r.DB.Update(ctx, func(tx *store.Tx) error {
+		err := r.commit("refresh pull", func(tx *store.Tx) error {
 			_, err := tx.UpsertPull(w.repo.ID, atoll.Pull{Number: d.Number, HeadSHA: d.HeadSHA, BaseSHA: d.BaseSHA, HeadRef: d.HeadRef, BaseRef: d.BaseRef, State: d.State})
 			return err
 		})
@@ -153,7 +156,7 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 		}
 	}
 	var holder *atoll.Lock
-	err := r.DB.Update(ctx, func(tx *store.Tx) (err error) {
+	err := r.commit("take lock", func(tx *store.Tx) (err error) {
 		if holder, err = tx.TakeLock(j.ProjectID, j.PullID, j.User); err != nil || holder != nil {
 			return err
 		}
@@ -197,8 +200,10 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 	plan := &atoll.Plan{JobID: j.ID, PullID: j.PullID, ProjectID: j.ProjectID, HeadSHA: j.HeadSHA, Summary: summary, File: file, ShowJSON: show}
 	// The log is complete before the job is seen as finished; the plan and
 	// the job's success are one commit: no one is told of an unstored plan.
-	sink.Flush(ctx)
-	return r.DB.Update(ctx, func(tx *store.Tx) error {
+	if err := sink.Flush(); err != nil {
+		return err
+	}
+	return r.commit("store plan", func(tx *store.Tx) error {
 		if err := tx.InsertPlan(plan); err != nil {
 			return err
 		}

@@ -60,7 +60,8 @@ func (r *Runner) process(req *atoll.Request) {
 		// goes back to the queue; the next start runs what is left.
 		state, msg = atoll.RequestQueued, ""
 	}
-	if ferr := r.DB.Update(context.Background(), func(tx *store.Tx) error { return tx.FinishRequest(req.ID, state, msg) }); ferr != nil {
+	// A request left running would hold up its pull request's queue.
+	if ferr := r.commit("finish request", func(tx *store.Tx) error { return tx.FinishRequest(req.ID, state, msg) }); ferr != nil {
 		log.Error("finish request", "err", ferr)
 	}
 	log.Info("request finished", "state", state)
@@ -188,6 +189,8 @@ func (r *Runner) reportInterrupted(ctx context.Context, j *atoll.Job) {
 		body += "\n\nThe apply may have been partly done. Check the state, then run plan again."
 	}
 	if _, err := p.CreateComment(ctx, *repo, pull.Number, body+"\n"+vcs.Marker("interrupted")); err != nil {
+		r.Logger.Error("report interrupted job", "job", j.ID, "err", err)
+	} else if err := r.commit("mark job reported", func(tx *store.Tx) error { return tx.MarkJobsReported([]int64{j.ID}) }); err != nil {
 		r.Logger.Error("report interrupted job", "job", j.ID, "err", err)
 	}
 	r.setStatus(ctx, p, repo, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project), vcs.StatusError, "interrupted", r.jobURL(j.ID))

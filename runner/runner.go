@@ -58,6 +58,8 @@ type Runner struct {
 	stopOnce  sync.Once
 	intake    atomic.Int64 // webhooks being received right now
 
+	commitRetries atomic.Int64
+
 	tfOnce    sync.Once
 	tfVersion *version.Version
 	tfErr     error

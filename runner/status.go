@@ -7,6 +7,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/markdown"
+	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -28,33 +29,59 @@ func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo
 	}
 }
 
-// report posts the results of a plan or apply as one comment (more when it
-// is too long), hiding the earlier comments for the same command, and sets
-// the aggregate status.
-func (r *Runner) report(ctx context.Context, w *work, command, sha string, results []markdown.ProjectResult) error {
+// report tells the pull request how a plan or apply request's jobs ended:
+// one comment (more when it is too long) with every outcome not told
+// before, and the aggregate status. Each outcome is told once: a request
+// resumed after a stop, or a job already reported as interrupted at start,
+// is not told again. Earlier comments for the command are hidden only by a
+// request's first report.
+func (r *Runner) report(ctx context.Context, w *work, command, sha string, outcomes []outcome) error {
 	ctx, cancel := reportContext(ctx)
 	defer cancel()
-	ok := 0
-	for _, res := range results {
-		if res.Error == "" && res.LockedBy == nil {
+	ok, final := 0, true
+	var tell []markdown.ProjectResult
+	var told []int64
+	fresh := true
+	for _, o := range outcomes {
+		final = final && o.final
+		if o.final && o.res.Error == "" && o.res.LockedBy == nil {
 			ok++
 		}
+		switch {
+		case o.job.Reported:
+			fresh = false
+		case o.final:
+			tell = append(tell, o.res)
+			told = append(told, o.job.ID)
+		}
 	}
-	state := vcs.StatusSuccess
-	if ok < len(results) {
-		state = vcs.StatusFailure
+	if final {
+		state := vcs.StatusSuccess
+		if ok < len(outcomes) {
+			state = vcs.StatusFailure
+		}
+		verb := map[string]string{"plan": "planned", "apply": "applied"}[command]
+		r.setStatus(ctx, w.vcs, w.repo, sha, command, "", state, fmt.Sprintf("%d/%d projects %s successfully.", ok, len(outcomes), verb), r.pullURL(w))
 	}
-	verb := map[string]string{"plan": "planned", "apply": "applied"}[command]
-	r.setStatus(ctx, w.vcs, w.repo, sha, command, "", state, fmt.Sprintf("%d/%d projects %s successfully.", ok, len(results), verb), r.pullURL(w))
-	if err := w.vcs.HideComments(ctx, *w.repo, w.pull.Number, command); err != nil {
-		w.log.Warn("hide earlier comments", "err", err)
+	if len(tell) == 0 {
+		return nil
 	}
-	for _, body := range r.Markdown.Results(command, results, vcs.Marker(command)) {
+	for _, o := range outcomes {
+		if o.notStarted {
+			tell = append(tell, o.res)
+		}
+	}
+	if fresh {
+		if err := w.vcs.HideComments(ctx, *w.repo, w.pull.Number, command); err != nil {
+			w.log.Warn("hide earlier comments", "err", err)
+		}
+	}
+	for _, body := range r.Markdown.Results(command, tell, vcs.Marker(command)) {
 		if _, err := w.vcs.CreateComment(ctx, *w.repo, w.pull.Number, body); err != nil {
 			return fmt.Errorf("comment %s results: %w", command, err)
 		}
 	}
-	return nil
+	return r.commit("mark jobs reported", func(tx *store.Tx) error { return tx.MarkJobsReported(told) })
 }
 
 func (r *Runner) pullURL(w *work) string {

@@ -60,9 +60,20 @@ func (tx *Tx) FinishJob(id int64, state, msg string, summary *atoll.Summary) err
 	return nil
 }
 
+// MarkJobsReported records that the final outcomes of jobs were told to
+// their pull request.
+func (tx *Tx) MarkJobsReported(ids []int64) error {
+	for _, id := range ids {
+		if _, err := tx.exec(`UPDATE jobs SET reported_at = ? WHERE id = ? AND reported_at IS NULL`, ts(tx.now), id); err != nil {
+			return fmt.Errorf("store mark job %d reported: %w", id, err)
+		}
+	}
+	return nil
+}
+
 const jobColumns = `j.id, j.kind, j.state, r.owner || '/' || r.name, p.number, pr.name, pr.dir, pr.workspace,
 	j.head_sha, j.user, j.error, j.summary, j.spec, j.pull_id, j.project_id, COALESCE(j.request_id, 0), j.attempt,
-	j.created_at, j.started_at, j.finished_at`
+	j.created_at, j.started_at, j.finished_at, j.reported_at IS NOT NULL`
 
 const jobFrom = ` FROM jobs j JOIN pulls p ON p.id = j.pull_id JOIN repos r ON r.id = p.repo_id JOIN projects pr ON pr.id = j.project_id `
 
@@ -74,7 +85,7 @@ func scanJob(s scanner) (*atoll.Job, error) {
 	var started, finished sql.NullInt64
 	err := s.Scan(&j.ID, &j.Kind, &j.State, &j.Repo, &j.Pull, &j.Project, &j.Dir, &j.Workspace,
 		&j.HeadSHA, &j.User, &j.Error, &summary, &spec, &j.PullID, &j.ProjectID, &j.RequestID, &j.Attempt,
-		&created, &started, &finished)
+		&created, &started, &finished, &j.Reported)
 	if err != nil {
 		return nil, err
 	}

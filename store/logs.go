@@ -14,27 +14,30 @@ func (db *DB) AppendLogs(ctx context.Context, lines []atoll.LogLine) error {
 	if len(lines) == 0 {
 		return nil
 	}
-	return db.Update(ctx, func(tx *Tx) error {
-		// One multi-row INSERT per chunk keeps the per-line cost low for
-		// chatty jobs; 200 rows × 5 params stays under SQLite's limit.
-		for start := 0; start < len(lines); start += 200 {
-			chunk := lines[start:min(start+200, len(lines))]
-			var sb strings.Builder
-			sb.WriteString(`INSERT INTO log_lines (job_id, seq, stream, time, text) VALUES `)
-			args := make([]any, 0, len(chunk)*5)
-			for i, l := range chunk {
-				if i > 0 {
-					sb.WriteString(",")
-				}
-				sb.WriteString("(?, ?, ?, ?, ?)")
-				args = append(args, l.JobID, l.Seq, l.Stream, ts(l.Time), l.Text)
+	return db.Update(ctx, func(tx *Tx) error { return tx.AppendLogs(lines) })
+}
+
+// AppendLogs stores log lines in the caller's transaction.
+func (tx *Tx) AppendLogs(lines []atoll.LogLine) error {
+	// One multi-row INSERT per chunk keeps the per-line cost low for chatty
+	// jobs; 200 rows × 5 params stays under SQLite's limit.
+	for start := 0; start < len(lines); start += 200 {
+		chunk := lines[start:min(start+200, len(lines))]
+		var sb strings.Builder
+		sb.WriteString(`INSERT INTO log_lines (job_id, seq, stream, time, text) VALUES `)
+		args := make([]any, 0, len(chunk)*5)
+		for i, l := range chunk {
+			if i > 0 {
+				sb.WriteString(",")
 			}
-			if _, err := tx.exec(sb.String(), args...); err != nil {
-				return fmt.Errorf("store append %d log lines: %w", len(chunk), err)
-			}
+			sb.WriteString("(?, ?, ?, ?, ?)")
+			args = append(args, l.JobID, l.Seq, l.Stream, ts(l.Time), l.Text)
 		}
-		return nil
-	})
+		if _, err := tx.exec(sb.String(), args...); err != nil {
+			return fmt.Errorf("store append %d log lines: %w", len(chunk), err)
+		}
+	}
+	return nil
 }
 
 // Logs returns a job's lines with seq >= from, at most limit (0: all).

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -75,6 +76,15 @@ func TestStopInterruptsAndRestartResumes(t *testing.T) {
 	getJSON(t, m.URL+"/api/v1/jobs?kind=apply", &applies)
 	if len(applies) != 1 || applies[0].State != atoll.JobInterrupted {
 		t.Fatalf("apply jobs after restart = %+v; want the one interrupted job, not retried", applies)
+	}
+	// The resumed apply request tells nothing new: its one outcome was told.
+	eventually(t, 30*time.Second, "resumed requests done", func() bool {
+		n, err := m.DB.CountRequests(context.Background(), atoll.RequestQueued)
+		r, err2 := m.DB.CountRequests(context.Background(), atoll.RequestRunning)
+		return err == nil && err2 == nil && n+r == 0
+	})
+	if got := gh.pullComments(1); len(got) != 2 {
+		t.Fatalf("comments on #1 after restart = %d, want still 2 (plan, interrupted apply): %q", len(got), got[2:])
 	}
 }
 
