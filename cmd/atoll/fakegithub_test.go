@@ -25,6 +25,12 @@ type fakeGitHub struct {
 	statuses  []fakeStatus
 	minimized []string
 	calls     []string
+	merges    []fakeMerge
+}
+
+type fakeMerge struct {
+	Pull   int
+	Method string
 }
 
 type fakePull struct {
@@ -56,6 +62,7 @@ func newFakeGitHub(t testing.TB) *fakeGitHub {
 	mux.HandleFunc("POST /repos/{owner}/{repo}/issues/{n}/comments", f.createComment)
 	mux.HandleFunc("POST /repos/{owner}/{repo}/statuses/{sha}", f.createStatus)
 	mux.HandleFunc("POST /graphql", f.graphql)
+	mux.HandleFunc("PUT /repos/{owner}/{repo}/pulls/{n}/merge", f.merge)
 	mux.HandleFunc("GET /user", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONResp(w, map[string]any{"login": "atoll-bot", "id": 1, "type": "User"})
 	})
@@ -216,6 +223,41 @@ func (f *fakeGitHub) graphql(w http.ResponseWriter, r *http.Request) {
 	f.minimized = append(f.minimized, string(body))
 	f.mu.Unlock()
 	writeJSONResp(w, map[string]any{"data": map[string]any{"minimizeComment": map[string]any{"minimizedComment": map[string]any{"isMinimized": true}}}})
+}
+
+// merge merges an open pull request, as GitHub's merge endpoint does.
+func (f *fakeGitHub) merge(w http.ResponseWriter, r *http.Request) {
+	p, n, ok := f.pull(r)
+	if !ok {
+		http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
+		return
+	}
+	var in struct {
+		MergeMethod string `json:"merge_method"`
+	}
+	json.NewDecoder(r.Body).Decode(&in)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p.State != "open" {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		writeJSONResp(w, map[string]any{"message": "Pull Request is not mergeable"})
+		return
+	}
+	p.State = "closed"
+	f.merges = append(f.merges, fakeMerge{Pull: n, Method: in.MergeMethod})
+	writeJSONResp(w, map[string]any{"sha": p.HeadSHA, "merged": true, "message": "Pull Request successfully merged"})
+}
+
+func (f *fakeGitHub) mergesOf(n int) []fakeMerge {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []fakeMerge
+	for _, m := range f.merges {
+		if m.Pull == n {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // pullComments returns the bodies of the comments on pull n.
