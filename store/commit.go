@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Group commit. The rule: a caller of Update is told success if and only if
@@ -163,7 +164,9 @@ func (db *DB) attempt(batch []writeReq, todo []int, errs []error) (again []int) 
 			ferr = errors.New("store: SQLite rolled back the write transaction")
 		}
 		errs[i] = ferr
-		db.health.set(ferr)
+		if isWriteFailure(ferr) {
+			db.health.set(ferr)
+		}
 		for kk, j := range todo[:k] {
 			if results[kk] == nil {
 				again = append(again, j)
@@ -259,6 +262,21 @@ func (c gatedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	h.RegisterCommitHook(c.gate.onCommit)
 	h.RegisterRollbackHook(c.gate.onRollback)
 	return conn, nil
+}
+
+// isWriteFailure reports whether err says the database cannot be written
+// (as opposed to a caller's own mistake, such as a constraint violation).
+func isWriteFailure(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff { // the primary result code
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_CORRUPT,
+		sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_BUSY:
+		return true
+	}
+	return false
 }
 
 type writeHealth struct {

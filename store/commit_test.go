@@ -250,6 +250,9 @@ func TestGroupCommitDiskFull(t *testing.T) {
 	if told[1] == nil || !strings.Contains(told[1].Error(), "full") {
 		t.Errorf("B told %v, want disk full", told[1])
 	}
+	if err := db.WriteHealth(); err != nil {
+		t.Errorf("write health after A and C committed = %v", err)
+	}
 
 	// No room at all: the COMMIT itself fails, for every caller.
 	fill(t, filler, 0)
