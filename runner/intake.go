@@ -45,6 +45,7 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 	}
 	queued := false
 	err := r.DB.Update(ctx, func(tx *store.Tx) error {
+		queued = false // fn may run again
 		repoID, err := tx.UpsertRepo(ev.Repo)
 		if err != nil {
 			return err
@@ -64,7 +65,7 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 			}
 		}
 		if req.Kind == atoll.RequestClose {
-			if err := r.releasePull(tx, req.PullID, ev.User, ev.Repo.FullName(), ev.Pull.Number, "pull request "+ev.Pull.State); err != nil {
+			if _, err := tx.ReleaseLocks(store.LockSelector{PullID: req.PullID}, ev.User, "locks.release", "pull request "+ev.Pull.State); err != nil {
 				return err
 			}
 		}
@@ -83,19 +84,6 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 	}
 	r.Wake()
 	return req.ID, nil
-}
-
-// releasePull drops a pull request's locks and unapplied plans.
-func (r *Runner) releasePull(tx *store.Tx, pullID int64, actor, repo string, number int, why string) error {
-	locks, err := tx.DeletePullLocks(pullID)
-	if err != nil {
-		return err
-	}
-	if err := tx.DiscardPlans(pullID); err != nil {
-		return err
-	}
-	return tx.AddEvent(atoll.Event{Actor: actor, Action: "locks.release", Repo: repo, Pull: number,
-		Detail: why + ": released " + strconv.Itoa(len(locks)) + " lock(s)"})
 }
 
 func itoa[T ~int | ~int64](n T) string { return strconv.FormatInt(int64(n), 10) }

@@ -136,16 +136,9 @@ func (r *Runner) version(ctx context.Context, w *work) error {
 func (r *Runner) unlock(ctx context.Context, w *work) error {
 	var n int
 	err := r.DB.Update(ctx, func(tx *store.Tx) error {
-		locks, err := tx.DeletePullLocks(w.pull.ID)
+		locks, err := tx.ReleaseLocks(store.LockSelector{PullID: w.pull.ID}, w.req.User, "locks.unlock", "unlocked by comment")
 		n = len(locks)
-		if err != nil {
-			return err
-		}
-		if err := tx.DiscardPlans(w.pull.ID); err != nil {
-			return err
-		}
-		return tx.AddEvent(atoll.Event{Actor: w.req.User, Action: "locks.unlock", Repo: w.repo.FullName(), Pull: w.pull.Number,
-			Detail: fmt.Sprintf("unlocked %d lock(s) by comment", n)})
+		return err
 	})
 	if err != nil {
 		return err

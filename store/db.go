@@ -8,7 +8,6 @@ import (
 	"context"
 	"database/sql"
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -17,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // also registers the "sqlite" driver
 )
 
 //go:embed migrations/*.sql
@@ -34,18 +33,16 @@ type DB struct {
 	read  *sql.DB
 
 	reqs    chan writeReq
+	batches chan []writeReq // a whole batch at once: tests (export_test.go)
 	closing chan struct{}
 	done    chan struct{}
 	once    sync.Once
 
+	gate   commitGate
+	health writeHealth
+
 	// Now is the clock; tests may replace it before Open.
 	Now func() time.Time
-}
-
-type writeReq struct {
-	ctx  context.Context
-	fn   func(*Tx) error
-	done chan error
 }
 
 // NewDB returns a DB for the file at path; call Open before use.
@@ -68,10 +65,11 @@ func dsn(path string, readOnly bool) string {
 
 // Open opens the database, applies pending migrations and starts the writer.
 func (db *DB) Open(ctx context.Context) error {
-	var err error
-	if db.write, err = sql.Open("sqlite", dsn(db.Path, false)); err != nil {
+	base, err := sqlite.NewConnector(dsn(db.Path, false))
+	if err != nil {
 		return fmt.Errorf("store open %s: %w", db.Path, err)
 	}
+	db.write = sql.OpenDB(gatedConnector{base, &db.gate})
 	db.write.SetMaxOpenConns(1)
 	db.write.SetConnMaxLifetime(0)
 	db.write.SetConnMaxIdleTime(0)
@@ -85,6 +83,7 @@ func (db *DB) Open(ctx context.Context) error {
 	}
 	db.read.SetMaxOpenConns(8)
 	db.reqs = make(chan writeReq)
+	db.batches = make(chan []writeReq)
 	db.closing = make(chan struct{})
 	db.done = make(chan struct{})
 	go db.writer()
@@ -147,107 +146,18 @@ func (db *DB) migrateFile(ctx context.Context, name string) error {
 	return tx.Commit()
 }
 
-// Update runs fn in a write transaction and returns once it is committed (or
-// failed). fn may share the transaction with other callers but runs inside
-// its own savepoint, so its error undoes only its own changes. fn must not
-// call Update.
-func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
-	req := writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
-	select {
-	case db.reqs <- req:
-	case <-db.closing:
-		return errClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	// Once handed over the write will be attempted; wait for its outcome even
-	// if ctx ends so that callers never report success or failure wrongly.
-	return <-req.done
-}
-
-var errClosed = errors.New("store: database closed")
-
-func (db *DB) writer() {
-	defer close(db.done)
-	for {
-		var first writeReq
-		select {
-		case first = <-db.reqs:
-		case <-db.closing:
-			return
-		}
-		batch := []writeReq{first}
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case r := <-db.reqs:
-				batch = append(batch, r)
-			default:
-				break drain
-			}
-		}
-		db.commit(batch)
-	}
-}
-
-func (db *DB) commit(batch []writeReq) {
-	errs := make([]error, len(batch))
-	err := func() error {
-		sqlTx, err := db.write.BeginTx(context.Background(), nil)
-		if err != nil {
-			return fmt.Errorf("store begin: %w", err)
-		}
-		defer sqlTx.Rollback()
-		tx := &Tx{tx: sqlTx, now: db.Now()}
-		for i, r := range batch {
-			if err := r.ctx.Err(); err != nil {
-				errs[i] = err
-				continue
-			}
-			errs[i] = tx.savepoint(r.ctx, r.fn)
-		}
-		if err := sqlTx.Commit(); err != nil {
-			return fmt.Errorf("store commit: %w", err)
-		}
-		return nil
-	}()
-	for i, r := range batch {
-		if err != nil {
-			r.done <- err
-		} else {
-			r.done <- errs[i]
-		}
-	}
-}
-
 // Tx is a write transaction handed to Update callbacks.
 type Tx struct {
-	tx  *sql.Tx
+	tx *sql.Tx
+	// ctx is always context.Background(): a caller's context must never
+	// interrupt a statement, because SQLite may then roll back the whole
+	// shared transaction.
 	ctx context.Context
 	now time.Time
 	// stmts holds the statements prepared in this transaction: a batch of
 	// webhooks runs the same few statements many times, and preparing costs
 	// as much as running them.
 	stmts map[string]*sql.Stmt
-}
-
-func (tx *Tx) savepoint(ctx context.Context, fn func(*Tx) error) error {
-	tx.ctx = ctx
-	if _, err := tx.exec(`SAVEPOINT sp`); err != nil {
-		return fmt.Errorf("store savepoint: %w", err)
-	}
-	ferr := fn(tx)
-	// Undo and release even when the caller's context ended meanwhile.
-	tx.ctx = context.Background()
-	if ferr != nil {
-		if _, err := tx.exec(`ROLLBACK TO sp`); err != nil {
-			return errors.Join(ferr, fmt.Errorf("store rollback: %w", err))
-		}
-	}
-	if _, err := tx.exec(`RELEASE sp`); err != nil {
-		return errors.Join(ferr, fmt.Errorf("store release: %w", err))
-	}
-	return ferr
 }
 
 // Now is the transaction's timestamp.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/atollhq/atoll"
 )
@@ -49,35 +50,73 @@ func (tx *Tx) TakeLock(projectID, pullID int64, user string) (*atoll.Lock, error
 	return nil, nil
 }
 
-// DeleteLock removes one lock and discards the holder's unapplied plan for
-// that project (it could otherwise be applied over someone else's).
-func (tx *Tx) DeleteLock(id int64) (*atoll.Lock, error) {
-	l, pullID, err := scanLock(tx.queryRow(`SELECT `+lockColumns+lockFrom+`WHERE l.id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, atoll.Errorf(atoll.ENOTFOUND, "Lock %d not found.", id)
-	} else if err != nil {
-		return nil, fmt.Errorf("store lock %d: %w", id, err)
-	}
-	if _, err := tx.exec(`UPDATE plans SET discarded_at = ? WHERE pull_id = ? AND project_id = (SELECT project_id FROM locks WHERE id = ?)
-		AND applied_at IS NULL AND discarded_at IS NULL`, ts(tx.now), pullID, id); err != nil {
-		return nil, fmt.Errorf("store discard plan of lock %d: %w", id, err)
-	}
-	if _, err := tx.exec(`DELETE FROM locks WHERE id = ?`, id); err != nil {
-		return nil, fmt.Errorf("store delete lock %d: %w", id, err)
-	}
-	return l, nil
+// LockSelector picks the locks ReleaseLocks releases: set exactly one field.
+type LockSelector struct {
+	PullID int64 // every lock this pull request holds
+	LockID int64 // this lock (ENOTFOUND when there is none)
 }
 
-// DeletePullLocks removes every lock a pull request holds and returns them.
-func (tx *Tx) DeletePullLocks(pullID int64) ([]*atoll.Lock, error) {
-	locks, err := locksWhere(tx.ctx, tx.tx, `l.pull_id = ?`, pullID)
-	if err != nil {
+// ReleaseLocks is the one way to release locks. It deletes the selected
+// locks, discards their holders' unapplied plans for those projects (for a
+// whole pull request: all its unapplied plans), since a plan must never be
+// applied without its lock, and records one audit event by actor with action
+// and reason. It returns the released locks.
+func (tx *Tx) ReleaseLocks(sel LockSelector, actor, action, reason string) ([]*atoll.Lock, error) {
+	if (sel.PullID == 0) == (sel.LockID == 0) {
+		return nil, fmt.Errorf("store release locks: select a pull request or a lock, not %+v", sel)
+	}
+	var ev atoll.Event
+	var locks []*atoll.Lock
+	if sel.PullID != 0 {
+		pull, err := tx.Pull(sel.PullID)
+		if err != nil {
+			return nil, err
+		}
+		ev.Repo, ev.Pull = pull.Repo, pull.Number
+		if locks, err = locksWhere(tx.ctx, tx.tx, `l.pull_id = ?`, sel.PullID); err != nil {
+			return nil, err
+		}
+		if err := tx.DiscardPlans(sel.PullID); err != nil {
+			return nil, err
+		}
+		if _, err := tx.exec(`DELETE FROM locks WHERE pull_id = ?`, sel.PullID); err != nil {
+			return nil, fmt.Errorf("store delete locks of pull %d: %w", sel.PullID, err)
+		}
+	} else {
+		l, pullID, err := scanLock(tx.queryRow(`SELECT `+lockColumns+lockFrom+`WHERE l.id = ?`, sel.LockID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, atoll.Errorf(atoll.ENOTFOUND, "Lock %d not found.", sel.LockID)
+		} else if err != nil {
+			return nil, fmt.Errorf("store lock %d: %w", sel.LockID, err)
+		}
+		ev.Repo, ev.Pull, locks = l.Repo, l.Pull, []*atoll.Lock{l}
+		if _, err := tx.exec(`UPDATE plans SET discarded_at = ? WHERE pull_id = ? AND project_id = (SELECT project_id FROM locks WHERE id = ?)
+			AND applied_at IS NULL AND discarded_at IS NULL`, ts(tx.now), pullID, sel.LockID); err != nil {
+			return nil, fmt.Errorf("store discard plan of lock %d: %w", sel.LockID, err)
+		}
+		if _, err := tx.exec(`DELETE FROM locks WHERE id = ?`, sel.LockID); err != nil {
+			return nil, fmt.Errorf("store delete lock %d: %w", sel.LockID, err)
+		}
+	}
+	ev.Actor, ev.Action, ev.Detail = actor, action, releaseDetail(reason, locks)
+	if err := tx.AddEvent(ev); err != nil {
 		return nil, err
 	}
-	if _, err := tx.exec(`DELETE FROM locks WHERE pull_id = ?`, pullID); err != nil {
-		return nil, fmt.Errorf("store delete locks of pull %d: %w", pullID, err)
-	}
 	return locks, nil
+}
+
+// releaseDetail is the audit detail of a release: why, and what.
+func releaseDetail(reason string, locks []*atoll.Lock) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: released %d lock(s)", reason, len(locks))
+	for i, l := range locks {
+		sep := ", "
+		if i == 0 {
+			sep = ": "
+		}
+		fmt.Fprintf(&b, "%sdir %s workspace %s", sep, l.Dir, l.Workspace)
+	}
+	return b.String()
 }
 
 // Locks lists all locks, oldest first.

@@ -13,8 +13,16 @@ import (
 
 // InsertPlan stores a plan file with its summary; it sets ID, SHA256 and
 // CreatedAt. Older unapplied plans of the same project and pull request are
-// discarded: only the newest plan can be applied.
+// discarded: only the newest plan can be applied. A plan is stored only while
+// its pull request holds the project's lock (ECONFLICT otherwise, and nothing
+// is written): a lock released during the plan leaves no pending plan that
+// could be applied beside the next holder's.
 func (tx *Tx) InsertPlan(p *atoll.Plan) error {
+	if held, err := tx.holdsLock(p.PullID, p.ProjectID); err != nil {
+		return err
+	} else if !held {
+		return atoll.Errorf(atoll.ECONFLICT, "The plan was not kept: the lock was released while planning; plan again.")
+	}
 	sum := sha256.Sum256(p.File)
 	p.SHA256, p.CreatedAt = hex.EncodeToString(sum[:]), tx.now
 	if _, err := tx.exec(`UPDATE plans SET discarded_at = ? WHERE pull_id = ? AND project_id = ? AND applied_at IS NULL AND discarded_at IS NULL`,
@@ -33,16 +41,40 @@ func (tx *Tx) InsertPlan(p *atoll.Plan) error {
 }
 
 // MarkPlanApplied records that plan id was applied; it fails with ECONFLICT
-// if the plan was applied or discarded meanwhile, so a plan applies once.
+// if the plan was applied or discarded meanwhile, so a plan applies once, and
+// if its pull request no longer holds the project's lock, so that two pull
+// requests never apply to one project.
 func (tx *Tx) MarkPlanApplied(id int64) error {
-	res, err := tx.exec(`UPDATE plans SET applied_at = ? WHERE id = ? AND applied_at IS NULL AND discarded_at IS NULL`, ts(tx.now), id)
+	res, err := tx.exec(`UPDATE plans SET applied_at = ? WHERE id = ? AND applied_at IS NULL AND discarded_at IS NULL
+		AND EXISTS (SELECT 1 FROM locks l WHERE l.project_id = plans.project_id AND l.pull_id = plans.pull_id)`, ts(tx.now), id)
 	if err != nil {
 		return fmt.Errorf("store mark plan %d applied: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store mark plan %d applied: %w", id, err)
+	} else if n == 1 {
+		return nil
+	}
+	var applied, discarded sql.NullInt64
+	err = tx.queryRow(`SELECT applied_at, discarded_at FROM plans WHERE id = ?`, id).Scan(&applied, &discarded)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return atoll.Errorf(atoll.ENOTFOUND, "Plan %d not found.", id)
+	case err != nil:
+		return fmt.Errorf("store plan %d: %w", id, err)
+	case applied.Valid || discarded.Valid:
 		return atoll.Errorf(atoll.ECONFLICT, "The plan was already applied or discarded.")
 	}
-	return nil
+	return atoll.Errorf(atoll.ECONFLICT, "The plan cannot be applied: this pull request no longer holds the project's lock (it was unlocked, or another pull request took it). Plan again.")
+}
+
+// holdsLock reports whether pull holds project's lock.
+func (tx *Tx) holdsLock(pullID, projectID int64) (bool, error) {
+	var n int
+	if err := tx.queryRow(`SELECT COUNT(*) FROM locks WHERE project_id = ? AND pull_id = ?`, projectID, pullID).Scan(&n); err != nil {
+		return false, fmt.Errorf("store lock of project %d: %w", projectID, err)
+	}
+	return n > 0, nil
 }
 
 // DiscardPlans discards every unapplied plan of a pull request.

@@ -55,11 +55,13 @@ func scanRequest(s scanner) (*atoll.Request, error) {
 }
 
 // ClaimRequest marks the oldest runnable request as running by node and
-// returns it, or nil when there is none. Requests of one pull request run one
-// at a time, in order, because they share its work directory.
+// returns it, or nil when there is none; it never returns a request with an
+// error. Requests of one pull request run one at a time, in order, because
+// they share its work directory.
 func (db *DB) ClaimRequest(ctx context.Context, node string) (*atoll.Request, error) {
 	var out *atoll.Request
 	err := db.Update(ctx, func(tx *Tx) error {
+		out = nil // fn may run again
 		q, err := scanRequest(tx.queryRow(`SELECT ` + requestColumns + requestFrom + `
 			WHERE q.state = 'queued' AND NOT EXISTS (
 				SELECT 1 FROM requests o WHERE o.pull_id = q.pull_id AND (o.state = 'running' OR (o.state = 'queued' AND o.id < q.id)))
@@ -76,7 +78,11 @@ func (db *DB) ClaimRequest(ctx context.Context, node string) (*atoll.Request, er
 		out = q
 		return nil
 	})
-	return out, err
+	if err != nil {
+		// The claim is not committed: a request returned now could run twice.
+		return nil, err
+	}
+	return out, nil
 }
 
 // FinishRequest records a request's final state; RequestQueued puts it back

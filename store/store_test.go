@@ -154,7 +154,7 @@ func TestLocksConflictAndRelease(t *testing.T) {
 		t.Fatalf("locks = %v, %v", locks, err)
 	}
 	if err := db.Update(ctx, func(tx *store.Tx) error {
-		released, err := tx.DeletePullLocks(a.pullID)
+		released, err := tx.ReleaseLocks(store.LockSelector{PullID: a.pullID}, "alice", "locks.unlock", "test")
 		if len(released) != 1 {
 			t.Errorf("released %d locks", len(released))
 		}
@@ -182,6 +182,9 @@ func TestPlansApplyOnceAndSurviveReopen(t *testing.T) {
 			return err
 		}
 		plan.JobID = job.ID
+		if _, err := tx.TakeLock(f.projectID, f.pullID, "alice"); err != nil {
+			return err
+		}
 		if err := tx.InsertPlan(plan); err != nil {
 			return err
 		}

@@ -24,19 +24,16 @@ func (s *Server) handleUnlock(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	var lock *atoll.Lock
-	err = s.DB.Update(r.Context(), func(tx *store.Tx) error {
-		if lock, err = tx.DeleteLock(id); err != nil {
-			return err
-		}
-		return tx.AddEvent(atoll.Event{Actor: actor(r), Action: "lock.delete", Repo: lock.Repo, Pull: lock.Pull,
-			Detail: "dir " + lock.Dir + " workspace " + lock.Workspace + " via API"})
+	var locks []*atoll.Lock
+	err = s.DB.Update(r.Context(), func(tx *store.Tx) (err error) {
+		locks, err = tx.ReleaseLocks(store.LockSelector{LockID: id}, actor(r), "lock.delete", "via API")
+		return err
 	})
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, lock)
+	writeJSON(w, http.StatusOK, locks[0])
 }
 
 // actor names who made an API call, for the audit log. Real identities come

@@ -63,10 +63,10 @@ func newPageFixture(t *testing.T) *pageFixture {
 		}
 		plan := &atoll.Plan{JobID: done.ID, PullID: f.pullID, ProjectID: f.projectID, HeadSHA: f.headSHA,
 			Summary: atoll.Summary{Add: 2, Change: 1, Destroy: 3}, File: []byte("plan"), ShowJSON: []byte("{}")}
-		if err := tx.InsertPlan(plan); err != nil {
+		if holder, err := tx.TakeLock(f.projectID, f.pullID, "alice"); err != nil || holder != nil {
 			return err
 		}
-		if holder, err := tx.TakeLock(f.projectID, f.pullID, "alice"); err != nil || holder != nil {
+		if err := tx.InsertPlan(plan); err != nil {
 			return err
 		}
 		live := &atoll.Job{Kind: atoll.JobApply, PullID: f.pullID, ProjectID: f.projectID, HeadSHA: f.headSHA, User: "bob"}
