@@ -169,6 +169,27 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 		res.LockedBy = &markdown.LockHolder{Pull: holder.Pull, URL: holder.PullURL, User: holder.User}
 		return atoll.Errorf(atoll.ECONFLICT, "This project is locked by pull request #%d.", holder.Pull)
 	}
+	if err := r.planLocked(ctx, w, j, sink, res); err != nil {
+		// As in Atlantis, a failed plan gives up its lock (and with it any
+		// older plan of the project), so one broken pull request does not
+		// block the others.
+		rerr := r.commit("release lock of failed plan", func(tx *store.Tx) error {
+			_, err := tx.ReleaseLocks(store.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, "lock.release", "plan failed")
+			return err
+		})
+		if rerr != nil {
+			w.log.Error("release lock of failed plan", "job", j.ID, "err", rerr)
+		} else {
+			sink.Write(atoll.StreamAtoll, "The plan failed: the project's lock was released.")
+		}
+		return err
+	}
+	return nil
+}
+
+// planLocked plans a project whose lock the pull request holds: init, plan,
+// show, and one commit of the plan file with the job's success.
+func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *markdown.ProjectResult) error {
 	dir, err := r.prepare(ctx, w, j, sink)
 	if err != nil {
 		return err

@@ -54,6 +54,9 @@ func (tx *Tx) TakeLock(projectID, pullID int64, user string) (*atoll.Lock, error
 type LockSelector struct {
 	PullID int64 // every lock this pull request holds
 	LockID int64 // this lock (ENOTFOUND when there is none)
+	// ProjectID, with PullID, narrows it to the pull request's lock of this
+	// project, if it holds it (releasing nothing otherwise).
+	ProjectID int64
 }
 
 // ReleaseLocks is the one way to release locks. It deletes the selected
@@ -62,8 +65,17 @@ type LockSelector struct {
 // applied without its lock, and records one audit event by actor with action
 // and reason. It returns the released locks.
 func (tx *Tx) ReleaseLocks(sel LockSelector, actor, action, reason string) ([]*atoll.Lock, error) {
-	if (sel.PullID == 0) == (sel.LockID == 0) {
+	if (sel.PullID == 0) == (sel.LockID == 0) || (sel.ProjectID != 0 && sel.PullID == 0) {
 		return nil, fmt.Errorf("store release locks: select a pull request or a lock, not %+v", sel)
+	}
+	if sel.ProjectID != 0 {
+		err := tx.queryRow(`SELECT id FROM locks WHERE project_id = ? AND pull_id = ?`, sel.ProjectID, sel.PullID).Scan(&sel.LockID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("store lock of project %d: %w", sel.ProjectID, err)
+		}
+		sel.PullID = 0
 	}
 	var ev atoll.Event
 	var locks []*atoll.Lock
