@@ -34,6 +34,8 @@ func (r *Runner) plan(ctx context.Context, w *work, cmd *command.Command, autopl
 	}
 	if len(jobs) == 0 {
 		r.setStatus(ctx, w.vcs, w.repo, sha, "plan", "", vcs.StatusSuccess, "0/0 projects planned: no Terraform changes.", "")
+		// Nothing to apply either: required apply checks must pass.
+		r.setStatus(ctx, w.vcs, w.repo, sha, "apply", "", vcs.StatusSuccess, "0/0 projects applied successfully.", "")
 		if autoplan {
 			return nil
 		}
@@ -41,7 +43,10 @@ func (r *Runner) plan(ctx context.Context, w *work, cmd *command.Command, autopl
 	}
 	r.setStatus(ctx, w.vcs, w.repo, sha, "plan", "", vcs.StatusPending, fmt.Sprintf("Planning %d project(s)...", len(jobs)), r.pullURL(w))
 	results := r.runJobs(ctx, w, jobs, r.runPlan)
-	return r.report(ctx, w, "plan", sha, results)
+	err = r.report(ctx, w, "plan", sha, results)
+	// Plans without changes may complete the pull request's apply status.
+	r.setApplyStatus(ctx, w, sha, false)
+	return err
 }
 
 // fail reports a request-level failure (bad config, checkout failure) on the
@@ -104,8 +109,14 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 		projects, err = repocfg.Find(cfg, root, cmd.Project, cmd.Dir, cmd.Workspace)
 	} else {
 		var changed []string
+		// Autoplan skips projects with autoplan disabled; a plan comment
+		// plans every modified project, as in Atlantis.
+		sel := repocfg.Modified
+		if autoplan {
+			sel = repocfg.Select
+		}
 		if changed, err = w.vcs.ChangedFiles(ctx, *w.repo, w.pull.Number); err == nil {
-			projects, err = repocfg.Select(cfg, root, changed)
+			projects, err = sel(cfg, root, changed)
 		}
 	}
 	if err != nil {
@@ -148,7 +159,7 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 		if err != nil {
 			return err
 		}
-		if err := r.checkRequirements(ctx, w, d, j.Spec.PlanRequirements, "plan", j.HeadSHA); err != nil {
+		if err := r.checkRequirements(ctx, w, d, j, "plan"); err != nil {
 			return err
 		}
 	}
@@ -168,6 +179,9 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 	}
 	dir, err := r.prepare(ctx, w, j, sink)
 	if err != nil {
+		return err
+	}
+	if err := r.recordMergedBase(ctx, w, j); err != nil {
 		return err
 	}
 	planFile := filepath.Join(dir, planFileName(j))
@@ -200,6 +214,9 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 	sink.Flush(ctx)
 	return r.DB.Update(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertPlan(plan); err != nil {
+			return err
+		}
+		if err := tx.SetJobSpec(j.ID, j.Spec); err != nil {
 			return err
 		}
 		if err := tx.FinishJob(j.ID, atoll.JobSucceeded, "", &summary); err != nil {

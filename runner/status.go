@@ -30,22 +30,26 @@ func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo
 
 // report posts the results of a plan or apply as one comment (more when it
 // is too long), hiding the earlier comments for the same command, and sets
-// the aggregate status.
+// the aggregate status: for a plan, of this request's projects; for an
+// apply, of the whole pull request (see setApplyStatus).
 func (r *Runner) report(ctx context.Context, w *work, command, sha string, results []markdown.ProjectResult) error {
 	ctx, cancel := reportContext(ctx)
 	defer cancel()
-	ok := 0
-	for _, res := range results {
-		if res.Error == "" && res.LockedBy == nil {
-			ok++
+	if command == "apply" {
+		r.setApplyStatus(ctx, w, sha, true)
+	} else {
+		ok := 0
+		for _, res := range results {
+			if res.Error == "" && res.LockedBy == nil {
+				ok++
+			}
 		}
+		state := vcs.StatusSuccess
+		if ok < len(results) {
+			state = vcs.StatusFailure
+		}
+		r.setStatus(ctx, w.vcs, w.repo, sha, command, "", state, fmt.Sprintf("%d/%d projects planned successfully.", ok, len(results)), r.pullURL(w))
 	}
-	state := vcs.StatusSuccess
-	if ok < len(results) {
-		state = vcs.StatusFailure
-	}
-	verb := map[string]string{"plan": "planned", "apply": "applied"}[command]
-	r.setStatus(ctx, w.vcs, w.repo, sha, command, "", state, fmt.Sprintf("%d/%d projects %s successfully.", ok, len(results), verb), r.pullURL(w))
 	if err := w.vcs.HideComments(ctx, *w.repo, w.pull.Number, command); err != nil {
 		w.log.Warn("hide earlier comments", "err", err)
 	}
