@@ -61,6 +61,10 @@ type JobSpec struct {
 	ParallelApply     bool     `json:"parallel_apply,omitempty"` // for plan jobs: whether their applies may run in parallel
 	Automerge         bool     `json:"automerge,omitempty"`      // merge once every plan is applied
 	PlanID            int64    `json:"plan_id,omitempty"`        // for apply jobs: the stored plan to apply
+	// BaseSHA is, with the merge checkout strategy, the base branch commit
+	// the planned tree was merged onto (set when the plan succeeds; applies
+	// inherit it). The undiverged requirement looks at base commits after it.
+	BaseSHA string `json:"base_sha,omitempty"`
 	// From the project's workflow: extra arguments of the built-in steps
 	// and KEY=VALUE environment of env steps (values from atlantis.yaml).
 	InitArgs  []string `json:"init_args,omitempty"`

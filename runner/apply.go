@@ -112,7 +112,7 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 		return atoll.Errorf(atoll.ECONFLICT, "This plan was made for commit %s but the pull request's head is now %s. Run `%s plan` again to plan the new commit.",
 			short(j.HeadSHA), short(d.HeadSHA), r.Parser.ExecutableName)
 	}
-	if err := r.checkRequirements(ctx, w, d, j.Spec.ApplyRequirements, "apply", j.HeadSHA); err != nil {
+	if err := r.checkRequirements(ctx, w, d, j, "apply"); err != nil {
 		return err
 	}
 	file, err := r.DB.PlanFile(ctx, j.Spec.PlanID)

@@ -25,7 +25,12 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 	}
 	req := &atoll.Request{User: ev.User, HeadSHA: ev.Pull.HeadSHA, CommentID: ev.CommentID}
 	switch ev.Kind {
-	case vcs.EventPullOpened, vcs.EventPullReopened, vcs.EventPullSynchronize:
+	case vcs.EventPullOpened, vcs.EventPullReopened, vcs.EventPullSynchronize, vcs.EventPullReady:
+		if ev.Draft && !r.AllowDraftPRs {
+			// As in Atlantis: drafts are not autoplanned (a plan comment
+			// still plans); ready_for_review autoplans them later.
+			return 0, nil
+		}
 		req.Kind = atoll.RequestAutoplan
 	case vcs.EventPullClosed:
 		req.Kind = atoll.RequestClose

@@ -66,6 +66,44 @@ func TestHandleEvent(t *testing.T) {
 	}
 }
 
+func draft(e *vcs.Event) *vcs.Event { e.Draft = true; return e }
+
+// Drafts are not autoplanned unless AllowDraftPRs, as with Atlantis's
+// --allow-draft-prs; comments and closes of drafts are handled as usual.
+func TestHandleEventDrafts(t *testing.T) {
+	cases := []struct {
+		name       string
+		allowDraft bool
+		ev         *vcs.Event
+		queued     bool
+	}{
+		{"draft opened is not autoplanned", false, draft(event(vcs.EventPullOpened, 1, "")), false},
+		{"draft reopened is not autoplanned", false, draft(event(vcs.EventPullReopened, 2, "")), false},
+		{"draft synchronize is not autoplanned", false, draft(event(vcs.EventPullSynchronize, 3, "")), false},
+		{"ready_for_review autoplans", false, event(vcs.EventPullReady, 4, ""), true},
+		{"plan comment on a draft plans", false, draft(event(vcs.EventComment, 5, "atlantis plan")), true},
+		{"draft closed still releases", false, draft(event(vcs.EventPullClosed, 6, "")), true},
+		{"draft opened with --allow-draft-prs", true, draft(event(vcs.EventPullOpened, 7, "")), true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRunner(t)
+			r.AllowDraftPRs = c.allowDraft
+			queued, err := r.HandleEvent(context.Background(), c.ev)
+			if err != nil || queued != c.queued {
+				t.Fatalf("HandleEvent = %v, %v; want queued %v", queued, err, c.queued)
+			}
+			n, err := r.DB.CountRequests(context.Background(), atoll.RequestQueued)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int{true: 1}[c.queued]; n != want {
+				t.Fatalf("queued requests = %d, want %d", n, want)
+			}
+		})
+	}
+}
+
 func TestAllowlist(t *testing.T) {
 	cases := []struct {
 		list, host, owner, name string

@@ -34,13 +34,18 @@ func (r *Runner) plan(ctx context.Context, w *work, cmd *command.Command, autopl
 	}
 	if len(jobs) == 0 {
 		r.setStatus(ctx, w.vcs, w.repo, sha, "plan", "", vcs.StatusSuccess, "0/0 projects planned: no Terraform changes.", "")
+		// Nothing to apply either: required apply checks must pass.
+		r.setStatus(ctx, w.vcs, w.repo, sha, "apply", "", vcs.StatusSuccess, "0/0 projects applied successfully.", "")
 		if autoplan {
 			return nil
 		}
 		return r.reply(ctx, w, "plan", "Ran Plan for 0 projects: no modified Terraform projects were found in this pull request.")
 	}
 	r.setStatus(ctx, w.vcs, w.repo, sha, "plan", "", vcs.StatusPending, fmt.Sprintf("Planning %d project(s)...", len(jobs)), r.pullURL(w))
-	return r.report(ctx, w, "plan", sha, r.runJobs(ctx, w, jobs, r.runPlan))
+	err = r.report(ctx, w, "plan", sha, r.runJobs(ctx, w, jobs, r.runPlan))
+	// Plans without changes may complete the pull request's apply status.
+	r.setApplyStatus(ctx, w, sha, false)
+	return err
 }
 
 // fail reports a request-level failure (bad config, checkout failure) on the
@@ -107,8 +112,14 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 		projects, err = repocfg.Find(cfg, root, cmd.Project, cmd.Dir, cmd.Workspace)
 	} else {
 		var changed []string
+		// Autoplan skips projects with autoplan disabled; a plan comment
+		// plans every modified project, as in Atlantis.
+		sel := repocfg.Modified
+		if autoplan {
+			sel = repocfg.Select
+		}
 		if changed, err = w.vcs.ChangedFiles(ctx, *w.repo, w.pull.Number); err == nil {
-			projects, err = repocfg.Select(cfg, root, changed)
+			projects, err = sel(cfg, root, changed)
 		}
 	}
 	if err != nil {
@@ -151,7 +162,7 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 		if err != nil {
 			return err
 		}
-		if err := r.checkRequirements(ctx, w, d, j.Spec.PlanRequirements, "plan", j.HeadSHA); err != nil {
+		if err := r.checkRequirements(ctx, w, d, j, "plan"); err != nil {
 			return err
 		}
 	}
@@ -194,6 +205,9 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 	if err != nil {
 		return err
 	}
+	if err := r.recordMergedBase(ctx, w, j); err != nil {
+		return err
+	}
 	planFile := filepath.Join(dir, planFileName(j))
 	args := append(append([]string{}, j.Spec.PlanArgs...), j.Spec.ExtraArgs...)
 	sink.Write(atoll.StreamAtoll, "$ terraform plan -input=false -out "+planFileName(j)+argsSuffix(args))
@@ -226,6 +240,9 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 	}
 	return r.commit("store plan", func(tx *store.Tx) error {
 		if err := tx.InsertPlan(plan); err != nil {
+			return err
+		}
+		if err := tx.SetJobSpec(j.ID, j.Spec); err != nil {
 			return err
 		}
 		if err := tx.FinishJob(j.ID, atoll.JobSucceeded, "", &summary); err != nil {

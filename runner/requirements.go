@@ -6,13 +6,17 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/git"
 	"github.com/atollhq/atoll/vcs"
 )
 
-// checkRequirements checks apply_requirements/plan_requirements against the
-// pull request as the VCS reports it now.
-func (r *Runner) checkRequirements(ctx context.Context, w *work, d *vcs.PullDetails, reqs []string, command, sha string) error {
+// checkRequirements checks the job's apply_requirements or
+// plan_requirements (by command) against the pull request as the VCS
+// reports it now.
+func (r *Runner) checkRequirements(ctx context.Context, w *work, d *vcs.PullDetails, j *atoll.Job, command string) error {
+	reqs := j.Spec.ApplyRequirements
+	if command == "plan" {
+		reqs = j.Spec.PlanRequirements
+	}
 	var unmet []string
 	for _, req := range reqs {
 		switch req {
@@ -25,8 +29,16 @@ func (r *Runner) checkRequirements(ctx context.Context, w *work, d *vcs.PullDeta
 				unmet = append(unmet, "the pull request must be mergeable")
 			}
 		case "undiverged":
-			if !r.undiverged(ctx, w, d, sha) {
-				unmet = append(unmet, "the branch must be up to date with "+d.BaseRef+" (merge or rebase it, then plan again)")
+			files, err := r.divergedFiles(ctx, w, j, command)
+			if err != nil {
+				w.log.Warn("undiverged check failed", "job", j.ID, "err", err)
+				unmet = append(unmet, "the branch must not have diverged from "+d.BaseRef+", and checking that failed: "+atoll.ErrorMessage(err))
+			} else if len(files) > 0 && command == "plan" {
+				unmet = append(unmet, fmt.Sprintf("%s has commits changing this project that the branch does not have (%s): merge %s into the branch",
+					d.BaseRef, divergedText(files), d.BaseRef))
+			} else if len(files) > 0 {
+				unmet = append(unmet, fmt.Sprintf("%s has changed this project since it was planned (%s): run `%s plan` again to plan on top of it, or merge %s into the branch",
+					d.BaseRef, divergedText(files), r.Parser.ExecutableName, d.BaseRef))
 			}
 		}
 	}
@@ -34,24 +46,4 @@ func (r *Runner) checkRequirements(ctx context.Context, w *work, d *vcs.PullDeta
 		return nil
 	}
 	return atoll.Errorf(atoll.EFORBIDDEN, "Cannot %s: %s.", command, strings.Join(unmet, "; "))
-}
-
-// undiverged reports whether the base branch's current tip is contained in
-// sha, i.e. nothing landed on the base since the branch was last updated.
-func (r *Runner) undiverged(ctx context.Context, w *work, d *vcs.PullDetails, sha string) bool {
-	root, err := r.checkout(ctx, w, atoll.DefaultWorkspace, sha)
-	if err != nil || d.BaseSHA == "" {
-		return false
-	}
-	if _, err := git.Run(ctx, root, nil, "cat-file", "-e", d.BaseSHA+"^{commit}"); err != nil {
-		// The base moved to a commit the mirror has not seen: refetch.
-		if _, err := git.Run(ctx, root, nil, "fetch", "--quiet", "origin"); err != nil {
-			return false
-		}
-	}
-	_, err = git.Run(ctx, root, nil, "merge-base", "--is-ancestor", d.BaseSHA, sha)
-	if err != nil {
-		w.log.Info("undiverged check failed", "base", d.BaseSHA, "head", sha, "err", fmt.Sprint(err))
-	}
-	return err == nil
 }

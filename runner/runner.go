@@ -44,6 +44,9 @@ type Runner struct {
 	// default, as in Atlantis: a fork's author could run code through
 	// Terraform with the server's credentials.
 	AllowForkPRs bool
+	// AllowDraftPRs autoplans draft pull requests. Off by default, as
+	// Atlantis's --allow-draft-prs.
+	AllowDraftPRs bool
 	// StopTimeout is how long Stop lets running jobs finish.
 	StopTimeout time.Duration
 	Logger      *slog.Logger

@@ -34,7 +34,8 @@ func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo
 // before, and the aggregate status. Each outcome is told once: a request
 // resumed after a stop, or a job already reported as interrupted at start,
 // is not told again. Earlier comments for the command are hidden only by a
-// request's first report.
+// request's first report. The aggregate status is, for a plan, of this
+// request's projects; for an apply, of the whole pull request.
 func (r *Runner) report(ctx context.Context, w *work, command, sha string, outcomes []outcome) error {
 	ctx, cancel := reportContext(ctx)
 	defer cancel()
@@ -55,13 +56,18 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 			told = append(told, o.job.ID)
 		}
 	}
-	if final {
+	switch {
+	case !final:
+		// Stopping: the resumed request sets it once every job has ended.
+	case command == "apply":
+		// Of the whole pull request, not this request (see setApplyStatus).
+		r.setApplyStatus(ctx, w, sha, true)
+	default:
 		state := vcs.StatusSuccess
 		if ok < len(outcomes) {
 			state = vcs.StatusFailure
 		}
-		verb := map[string]string{"plan": "planned", "apply": "applied"}[command]
-		r.setStatus(ctx, w.vcs, w.repo, sha, command, "", state, fmt.Sprintf("%d/%d projects %s successfully.", ok, len(outcomes), verb), r.pullURL(w))
+		r.setStatus(ctx, w.vcs, w.repo, sha, command, "", state, fmt.Sprintf("%d/%d projects planned successfully.", ok, len(outcomes)), r.pullURL(w))
 	}
 	if len(tell) == 0 {
 		return nil

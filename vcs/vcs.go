@@ -15,6 +15,7 @@ const (
 	EventPullReopened    = "pull_reopened"
 	EventPullSynchronize = "pull_synchronize" // new commits on the head branch
 	EventPullClosed      = "pull_closed"
+	EventPullReady       = "pull_ready_for_review" // a draft was marked ready: autoplan as if opened
 	EventComment         = "comment"
 )
 
@@ -25,6 +26,7 @@ type Event struct {
 	Repo       atoll.Repo
 	Pull       atoll.Pull // as the payload reports it; comments only carry Number
 	Merged     bool       // for EventPullClosed
+	Draft      bool       // the pull request is a draft (pull events only)
 	User       string     // who acted: PR author/sender or comment author
 	Comment    string     // the comment body for EventComment
 	CommentID  string

@@ -20,6 +20,7 @@ type Config struct {
 	LogLevel      string
 	RepoAllowlist string
 	AllowForkPRs  bool
+	AllowDraftPRs bool
 
 	GHUser          string
 	GHToken         string
@@ -49,6 +50,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.RepoAllowlist, "repo-allowlist", "", "comma-separated globs of host/owner/repo Atoll accepts webhooks for (required unless --demo)")
 	fs.BoolVar(&c.AllowForkPRs, "allow-fork-prs", false, "plan and apply pull requests whose head branch is in a fork")
+	fs.BoolVar(&c.AllowDraftPRs, "allow-draft-prs", false, "autoplan draft pull requests (a plan comment on a draft always plans)")
 	fs.StringVar(&c.GHUser, "gh-user", "", "GitHub user Atoll comments as (also makes @user a command prefix)")
 	fs.StringVar(&c.GHToken, "gh-token", "", "GitHub token")
 	fs.StringVar(&c.GHWebhookSecret, "gh-webhook-secret", "", "secret GitHub signs webhooks with (X-Hub-Signature-256)")

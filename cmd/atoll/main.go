@@ -162,6 +162,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Allowlist: runner.ParseAllowlist(c.RepoAllowlist),
 		PublicURL: publicURL, Node: c.NodeID, Version: Version,
 		Parallelism: c.Parallelism, AllowForkPRs: c.AllowForkPRs, StopTimeout: c.StopTimeout, Logger: m.Logger,
+		AllowDraftPRs: c.AllowDraftPRs,
 	}
 	m.Server.Runner = m.Runner
 	if c.DefaultTFVersion != "" {

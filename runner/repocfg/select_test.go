@@ -152,3 +152,67 @@ func TestSelectHandBuiltConfigWithBadGlob(t *testing.T) {
 	_, err := repocfg.Select(cfg, repo, []string{"a/main.tf"})
 	wantInvalid(t, err, `when_modified pattern "[a" is not a valid glob`)
 }
+
+// A plan comment without flags plans every modified project, autoplan
+// enabled or not (Atlantis's BuildPlanCommands); autoplan skips the disabled.
+func TestModifiedIncludesAutoplanDisabled(t *testing.T) {
+	repo := writeRepo(t, "off/main.tf", "on/main.tf", "narrow/main.tf")
+	cfg := mustParse(t, lines(`version: 3`, `projects:`,
+		`- dir: off`, `  autoplan: {enabled: false}`,
+		`- dir: narrow`, `  autoplan: {enabled: false, when_modified: ["vars.tf"]}`,
+		`- dir: on`))
+	changed := []string{"off/main.tf", "on/main.tf", "narrow/main.tf"}
+	tests := []struct {
+		name string
+		fn   func(*repocfg.Config, string, []string) ([]repocfg.Project, error)
+		want []string
+	}{
+		{"comment plan (Modified)", repocfg.Modified, []string{"off:default", "on:default"}},
+		{"autoplan (Select)", repocfg.Select, []string{"on:default"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.fn(cfg, repo, changed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := labels(got); !reflect.DeepEqual(g, tt.want) {
+				t.Errorf("got %v, want %v", g, tt.want)
+			}
+		})
+	}
+}
+
+func TestAffected(t *testing.T) {
+	repo := writeRepo(t, "a/main.tf", "b/main.tf", "modules/m/main.tf", "adhoc/main.tf")
+	cfg := mustParse(t, lines(`version: 3`, `projects:`,
+		`- dir: a`, `  autoplan: {when_modified: ["*.tf", "../modules/**/*.tf"]}`,
+		`- dir: b`, `  autoplan: {enabled: false}`,
+		`- name: bare`, `  dir: b`, `  workspace: other`, `  autoplan: {when_modified: []}`))
+	tests := []struct {
+		name             string
+		cfg              *repocfg.Config
+		project, dir, ws string
+		files            []string
+		want             bool
+	}{
+		{"own file", cfg, "", "a", "default", []string{"a/main.tf"}, true},
+		{"other project's file", cfg, "", "a", "default", []string{"b/main.tf", "README.md"}, false},
+		{"module it watches", cfg, "", "a", "default", []string{"modules/m/main.tf"}, true},
+		{"no files", cfg, "", "a", "default", nil, false},
+		{"autoplan disabled still watched", cfg, "", "b", "default", []string{"b/x.tf"}, true},
+		{"no patterns: any change", cfg, "bare", "b", "other", []string{"README.md"}, true},
+		{"ad-hoc dir uses default patterns", cfg, "", "adhoc", "default", []string{"adhoc/main.tf"}, true},
+		{"ad-hoc dir ignores others", cfg, "", "adhoc", "default", []string{"a/main.tf"}, false},
+		{"autodiscovered: own dir", nil, "", "a", "default", []string{"a/main.tf"}, true},
+		{"autodiscovered: other dir", nil, "", "a", "default", []string{"b/main.tf"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := repocfg.Affected(tt.cfg, repo, tt.project, tt.dir, tt.ws, tt.files)
+			if err != nil || got != tt.want {
+				t.Fatalf("Affected = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}

@@ -31,6 +31,7 @@ type hookPull struct {
 	Title     string    `json:"title"`
 	State     string    `json:"state"`
 	Merged    bool      `json:"merged"`
+	Draft     bool      `json:"draft"`
 	HTMLURL   string    `json:"html_url"`
 	User      hookUser  `json:"user"`
 	Head      hookRef   `json:"head"`

@@ -87,6 +87,9 @@ var pullActions = map[string]string{
 	"reopened":    vcs.EventPullReopened,
 	"synchronize": vcs.EventPullSynchronize,
 	"closed":      vcs.EventPullClosed,
+	// GitHub sends this when a draft is marked ready; Atlantis treats it
+	// as a fresh open, which is what autoplans a former draft.
+	"ready_for_review": vcs.EventPullReady,
 }
 
 func (p *Provider) pullRequestEvent(payload []byte) (*vcs.Event, error) {
@@ -123,6 +126,7 @@ func (p *Provider) pullRequestEvent(payload []byte) (*vcs.Event, error) {
 		Repo:   repo,
 		Pull:   pull,
 		Merged: kind == vcs.EventPullClosed && pull.State == atoll.PullMerged,
+		Draft:  pr.Draft,
 		User:   user,
 	}, nil
 }

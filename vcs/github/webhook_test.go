@@ -125,6 +125,14 @@ func webhookCases() []webhookCase {
 	closed.State, closed.UpdatedAt = atoll.PullClosed, ts("2019-05-15T15:21:18Z")
 	merged := closed
 	merged.State = atoll.PullMerged
+	updated := codertocatPull
+	updated.UpdatedAt = ts("2019-05-15T15:21:18Z")
+	atlantisOpened := atoll.Pull{
+		Repo: "runatlantis/atlantis-tests", Number: 2, Title: "branch", Author: "runatlantis",
+		HeadSHA: "c31fd9ea6f557ad2ea659944c3844a059b83bc5d", HeadRef: "branch",
+		BaseSHA: "f59a822e83b3cd193142c7624ea635a5d7894388", BaseRef: "main", State: atoll.PullOpen,
+		URL: "https://github.com/runatlantis/atlantis-tests/pull/2", CreatedAt: ts("2018-06-11T16:22:16Z"), UpdatedAt: ts("2018-06-11T16:22:16Z"),
+	}
 	atlantisClosed := atoll.Pull{
 		Repo: "runatlantis/atlantis-tests", Number: 2, Title: "Add new project layouts", Author: "runatlantis",
 		HeadSHA: "5e2d140b2d74bf61675677f01dc947ae8512e18e", HeadRef: "atlantisyaml",
@@ -135,12 +143,7 @@ func webhookCases() []webhookCase {
 		{
 			name: "atlantis pull_request opened", fixture: "github/pull_request.opened.json", event: "pull_request",
 			body: fixture("github/pull_request.opened.json"),
-			want: &vcs.Event{Kind: vcs.EventPullOpened, DeliveryID: deliveryID, Repo: atlantisTests, User: "runatlantis", Pull: atoll.Pull{
-				Repo: "runatlantis/atlantis-tests", Number: 2, Title: "branch", Author: "runatlantis",
-				HeadSHA: "c31fd9ea6f557ad2ea659944c3844a059b83bc5d", HeadRef: "branch",
-				BaseSHA: "f59a822e83b3cd193142c7624ea635a5d7894388", BaseRef: "main", State: atoll.PullOpen,
-				URL: "https://github.com/runatlantis/atlantis-tests/pull/2", CreatedAt: ts("2018-06-11T16:22:16Z"), UpdatedAt: ts("2018-06-11T16:22:16Z"),
-			}},
+			want: &vcs.Event{Kind: vcs.EventPullOpened, DeliveryID: deliveryID, Repo: atlantisTests, User: "runatlantis", Pull: atlantisOpened},
 		},
 		{
 			name: "atlantis pull_request closed", fixture: "github/pull_request.closed.json", event: "pull_request",
@@ -181,6 +184,26 @@ func webhookCases() []webhookCase {
 				})
 			},
 			want: &vcs.Event{Kind: vcs.EventPullClosed, DeliveryID: deliveryID, Repo: codertocat, User: "Codertocat", Pull: merged, Merged: true},
+		},
+		{
+			// A draft marked ready autoplans, as a fresh open does in Atlantis.
+			name: "octokit pull_request ready_for_review", fixture: "github/octokit/pull_request.ready_for_review.json", event: "pull_request",
+			body: fixture("github/octokit/pull_request.ready_for_review.json"),
+			want: &vcs.Event{Kind: vcs.EventPullReady, DeliveryID: deliveryID, Repo: codertocat, User: "Codertocat", Pull: updated},
+		},
+		{
+			name: "octokit pull_request converted_to_draft is ignored", fixture: "github/octokit/pull_request.converted_to_draft.json", event: "pull_request",
+			body: fixture("github/octokit/pull_request.converted_to_draft.json"),
+		},
+		{
+			// No upstream example opens a draft; set the flag on the opened one.
+			name: "atlantis pull_request opened as a draft", fixture: "github/pull_request.opened.json", event: "pull_request",
+			body: func(t *testing.T) []byte {
+				return editJSON(t, readFixture(t, "github/pull_request.opened.json"), func(m map[string]any) {
+					m["pull_request"].(map[string]any)["draft"] = true
+				})
+			},
+			want: &vcs.Event{Kind: vcs.EventPullOpened, DeliveryID: deliveryID, Repo: atlantisTests, User: "runatlantis", Draft: true, Pull: atlantisOpened},
 		},
 		{
 			name: "pull_request action labeled is ignored", fixture: "github/pull_request.opened.json", event: "pull_request",
