@@ -28,6 +28,10 @@ func TestPullOutcomes(t *testing.T) {
 			return err
 		}
 		if kind == atoll.JobPlan && state == atoll.JobSucceeded {
+			// A plan is stored only under its project's lock.
+			if _, err := tx.TakeLock(j.ProjectID, f.pullID, "alice"); err != nil {
+				return err
+			}
 			p := &atoll.Plan{JobID: j.ID, PullID: f.pullID, ProjectID: j.ProjectID, HeadSHA: sha, Summary: atoll.Summary{Add: add}, File: []byte("plan"), ShowJSON: []byte("{}")}
 			if err := tx.InsertPlan(p); err != nil {
 				return err
