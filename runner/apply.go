@@ -30,7 +30,7 @@ func (r *Runner) apply(ctx context.Context, w *work, cmd *command.Command) error
 		return r.reply(ctx, w, "apply", fmt.Sprintf("Ran Apply for 0 projects: there are no unapplied plans%s. Run `%s plan` first.",
 			selectionText(cmd), r.Parser.ExecutableName))
 	}
-	r.setStatus(ctx, w.vcs, w.repo, w.pull.HeadSHA, "apply", "", vcs.StatusPending, fmt.Sprintf("Applying %d project(s)...", len(jobs)), r.pullURL(w))
+	r.status(ctx, w, w.pull.HeadSHA, "apply", "", vcs.StatusPending, fmt.Sprintf("Applying %d project(s)...", len(jobs)), r.pullURL(w))
 	outcomes := r.runJobs(ctx, w, jobs, r.runApply)
 	if err := r.report(ctx, w, "apply", w.pull.HeadSHA, outcomes); err != nil {
 		return err

@@ -86,7 +86,7 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 		return
 	}
 	label := projectLabel(j.Dir, j.Workspace, j.Project)
-	r.setStatus(ctx, w.vcs, w.repo, j.HeadSHA, j.Kind, label, vcs.StatusPending, title(j.Kind)+" in progress...", r.jobURL(j.ID))
+	r.status(ctx, w, j.HeadSHA, j.Kind, label, vcs.StatusPending, title(j.Kind)+" in progress...", r.jobURL(j.ID))
 	sink, err := r.newLogSink(j, log)
 	if err != nil {
 		log.Error("start job log", "err", err)
@@ -130,7 +130,7 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 	if state != atoll.JobSucceeded {
 		st = vcs.StatusFailure
 	}
-	r.setStatus(context.WithoutCancel(ctx), w.vcs, w.repo, j.HeadSHA, j.Kind, label, st, desc, r.jobURL(j.ID))
+	r.status(context.WithoutCancel(ctx), w, j.HeadSHA, j.Kind, label, st, desc, r.jobURL(j.ID))
 }
 
 // userError is what a user is shown for err: coded messages as they are,

@@ -33,15 +33,15 @@ func (r *Runner) plan(ctx context.Context, w *work, cmd *command.Command, autopl
 		sha = jobs[0].HeadSHA
 	}
 	if len(jobs) == 0 {
-		r.setStatus(ctx, w.vcs, w.repo, sha, "plan", "", vcs.StatusSuccess, "0/0 projects planned: no Terraform changes.", "")
+		r.status(ctx, w, sha, "plan", "", vcs.StatusSuccess, "0/0 projects planned: no Terraform changes.", "")
 		// Nothing to apply either: required apply checks must pass.
-		r.setStatus(ctx, w.vcs, w.repo, sha, "apply", "", vcs.StatusSuccess, "0/0 projects applied successfully.", "")
+		r.status(ctx, w, sha, "apply", "", vcs.StatusSuccess, "0/0 projects applied successfully.", "")
 		if autoplan {
 			return nil
 		}
 		return r.reply(ctx, w, "plan", "Ran Plan for 0 projects: no modified Terraform projects were found in this pull request.")
 	}
-	r.setStatus(ctx, w.vcs, w.repo, sha, "plan", "", vcs.StatusPending, fmt.Sprintf("Planning %d project(s)...", len(jobs)), r.pullURL(w))
+	r.status(ctx, w, sha, "plan", "", vcs.StatusPending, fmt.Sprintf("Planning %d project(s)...", len(jobs)), r.pullURL(w))
 	err = r.report(ctx, w, "plan", sha, r.runJobs(ctx, w, jobs, r.runPlan))
 	// Plans without changes may complete the pull request's apply status.
 	r.setApplyStatus(ctx, w, sha, false)
@@ -54,7 +54,7 @@ func (r *Runner) fail(ctx context.Context, w *work, command string, err error) e
 	ctx, cancel := reportContext(ctx)
 	defer cancel()
 	w.log.Error(command+" failed", "err", err)
-	r.setStatus(ctx, w.vcs, w.repo, w.pull.HeadSHA, command, "", vcs.StatusFailure, "Failed: see the pull request comment.", r.pullURL(w))
+	r.status(ctx, w, w.pull.HeadSHA, command, "", vcs.StatusFailure, "Failed: see the pull request comment.", r.pullURL(w))
 	body := r.Markdown.Error(command, atoll.ErrorMessage(err), vcs.Marker(command))
 	if _, cerr := w.vcs.CreateComment(ctx, *w.repo, w.pull.Number, body); cerr != nil {
 		return fmt.Errorf("%w (and commenting failed: %v)", err, cerr)
@@ -95,6 +95,20 @@ func (r *Runner) refresh(ctx context.Context, w *work) (*vcs.PullDetails, error)
 // queues one plan job per project.
 func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command, autoplan bool) ([]*atoll.Job, error) {
 	start := time.Now()
+	explicit := cmd.Dir != "" || cmd.Workspace != "" || cmd.Project != ""
+	// The changed files are asked for while the pull request is fetched
+	// and checked out: one round trip less before the plan starts.
+	type changedFiles struct {
+		files []string
+		err   error
+	}
+	changedCh := make(chan changedFiles, 1)
+	if !explicit {
+		go func() {
+			files, err := w.vcs.ChangedFiles(ctx, *w.repo, w.pull.Number)
+			changedCh <- changedFiles{files, err}
+		}()
+	}
 	if _, err := r.refresh(ctx, w); err != nil {
 		return nil, err
 	}
@@ -108,18 +122,18 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 		return nil, err
 	}
 	var projects []repocfg.Project
-	if cmd.Dir != "" || cmd.Workspace != "" || cmd.Project != "" {
+	if explicit {
 		projects, err = repocfg.Find(cfg, root, cmd.Project, cmd.Dir, cmd.Workspace)
 	} else {
-		var changed []string
 		// Autoplan skips projects with autoplan disabled; a plan comment
 		// plans every modified project, as in Atlantis.
 		sel := repocfg.Modified
 		if autoplan {
 			sel = repocfg.Select
 		}
-		if changed, err = w.vcs.ChangedFiles(ctx, *w.repo, w.pull.Number); err == nil {
-			projects, err = sel(cfg, root, changed)
+		changed := <-changedCh
+		if err = changed.err; err == nil {
+			projects, err = sel(cfg, root, changed.files)
 		}
 	}
 	if err != nil {

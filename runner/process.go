@@ -29,6 +29,8 @@ type work struct {
 	mu       sync.Mutex
 	dirs     map[string]string
 	releases []func()
+
+	statuses *statusQueue
 }
 
 // releaseDirs gives the request's checkouts back to the pool.
@@ -49,6 +51,9 @@ func (r *Runner) process(req *atoll.Request) {
 		log.Info("request started")
 		err = r.dispatch(ctx, w)
 		w.releaseDirs()
+		// A pull request's next request starts only after this one's
+		// statuses, so they never land out of order.
+		w.statuses.drain()
 	}
 	state, msg := atoll.RequestDone, ""
 	if err != nil {
@@ -80,7 +85,7 @@ func (r *Runner) load(ctx context.Context, req *atoll.Request, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	return &work{req: req, repo: repo, pull: pull, vcs: p, log: log}, nil
+	return &work{req: req, repo: repo, pull: pull, vcs: p, log: log, statuses: newStatusQueue()}, nil
 }
 
 func (r *Runner) dispatch(ctx context.Context, w *work) error {

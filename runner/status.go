@@ -29,6 +29,39 @@ func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo
 	}
 }
 
+// status sets a commit status of the request's pull request without
+// holding up its work: statuses go out in order from the request's status
+// queue (on a real host each is a round trip, and nothing waits on them).
+func (r *Runner) status(ctx context.Context, w *work, sha, command, label, state, desc, url string) {
+	ctx = context.WithoutCancel(ctx)
+	w.statuses.push(func() { r.setStatus(ctx, w.vcs, w.repo, sha, command, label, state, desc, url) })
+}
+
+// statusQueue runs a request's status updates one at a time, in order.
+type statusQueue struct {
+	ch   chan func()
+	done chan struct{}
+}
+
+func newStatusQueue() *statusQueue {
+	q := &statusQueue{ch: make(chan func(), 64), done: make(chan struct{})}
+	go func() {
+		defer close(q.done)
+		for f := range q.ch {
+			f()
+		}
+	}()
+	return q
+}
+
+func (q *statusQueue) push(f func()) { q.ch <- f }
+
+// drain waits until every queued status was sent; the queue is then closed.
+func (q *statusQueue) drain() {
+	close(q.ch)
+	<-q.done
+}
+
 // report tells the pull request how a plan or apply request's jobs ended:
 // one comment (more when it is too long) with every outcome not told
 // before, and the aggregate status. Each outcome is told once: a request
@@ -67,7 +100,7 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 		if ok < len(outcomes) {
 			state = vcs.StatusFailure
 		}
-		r.setStatus(ctx, w.vcs, w.repo, sha, command, "", state, fmt.Sprintf("%d/%d projects planned successfully.", ok, len(outcomes)), r.pullURL(w))
+		r.status(ctx, w, sha, command, "", state, fmt.Sprintf("%d/%d projects planned successfully.", ok, len(outcomes)), r.pullURL(w))
 	}
 	if len(tell) == 0 {
 		return nil
@@ -77,17 +110,24 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 			tell = append(tell, o.res)
 		}
 	}
+	var posted []string
+	for _, body := range r.Markdown.Results(command, tell, vcs.Marker(command)) {
+		id, err := w.vcs.CreateComment(ctx, *w.repo, w.pull.Number, body)
+		if err != nil {
+			return fmt.Errorf("comment %s results: %w", command, err)
+		}
+		posted = append(posted, id)
+	}
+	if err := r.commit("mark jobs reported", func(tx *store.Tx) error { return tx.MarkJobsReported(told) }); err != nil {
+		return err
+	}
+	// Hidden after the new results are up, so users do not wait for it.
 	if fresh {
-		if err := w.vcs.HideComments(ctx, *w.repo, w.pull.Number, command); err != nil {
+		if err := w.vcs.HideComments(ctx, *w.repo, w.pull.Number, command, posted...); err != nil {
 			w.log.Warn("hide earlier comments", "err", err)
 		}
 	}
-	for _, body := range r.Markdown.Results(command, tell, vcs.Marker(command)) {
-		if _, err := w.vcs.CreateComment(ctx, *w.repo, w.pull.Number, body); err != nil {
-			return fmt.Errorf("comment %s results: %w", command, err)
-		}
-	}
-	return r.commit("mark jobs reported", func(tx *store.Tx) error { return tx.MarkJobsReported(told) })
+	return nil
 }
 
 func (r *Runner) pullURL(w *work) string {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -41,9 +42,12 @@ func (tx *Tx) UpdateComment(id int64, body string) error {
 	return nil
 }
 
-// HideComments hides the comments of pullID by author whose body contains marker.
-func (tx *Tx) HideComments(pullID int64, author, marker string) error {
-	_, err := tx.exec(`UPDATE comments SET hidden = 1 WHERE pull_id = ? AND author = ? AND instr(body, ?) > 0`, pullID, author, marker)
+// HideComments hides the comments of pullID by author whose body contains
+// marker, except those in keep.
+func (tx *Tx) HideComments(pullID int64, author, marker string, keep ...int64) error {
+	keepJSON, _ := json.Marshal(append([]int64{}, keep...))
+	_, err := tx.exec(`UPDATE comments SET hidden = 1 WHERE pull_id = ? AND author = ? AND instr(body, ?) > 0
+		AND id NOT IN (SELECT value FROM json_each(?))`, pullID, author, marker, string(keepJSON))
 	if err != nil {
 		return fmt.Errorf("store hide comments: %w", err)
 	}

@@ -81,8 +81,10 @@ type Provider interface {
 	UpdateComment(ctx context.Context, repo atoll.Repo, number int, id, body string) error
 
 	// HideComments hides (minimizes as outdated) earlier comments Atoll posted
-	// for the given command ("plan", "apply") where the host supports it.
-	HideComments(ctx context.Context, repo atoll.Repo, number int, command string) error
+	// for the given command ("plan", "apply") where the host supports it,
+	// except the comments in keep (the ones just posted: new results are
+	// posted first, so users see them without waiting for the hiding).
+	HideComments(ctx context.Context, repo atoll.Repo, number int, command string, keep ...string) error
 
 	// SetStatus sets a commit status on sha.
 	SetStatus(ctx context.Context, repo atoll.Repo, sha string, st Status) error

@@ -46,6 +46,48 @@ func BenchmarkWebhookToPlanComment(b *testing.B) {
 	report(b, "comment", lat)
 }
 
+// BenchmarkNewHeadToPlanComment is the shape of the outside measurement
+// against Atlantis: one pull request gets a new head after another, each
+// changing the project's .tf files, so every plan re-checks out the commit
+// and must run terraform init again (the fingerprint changed) before plan
+// and show. Latency is from the "synchronize" webhook to the plan comment.
+func BenchmarkNewHeadToPlanComment(b *testing.B) {
+	testEnv(b)
+	repo := newGitRepo(b, map[string]string{"app/main.tf": tfProject("app", 1)})
+	base := repo.git("rev-parse", "main")
+	repo.git("checkout", "--quiet", "-B", "feature", "main")
+	shas := make([]string, b.N+1)
+	for i := range shas {
+		shas[i] = repo.commit(fmt.Sprintf("head %d", i), map[string]string{"app/main.tf": tfProject("app", i+2)})
+	}
+	repo.git("checkout", "--quiet", "main")
+	cloneURL, _ := serveGit(b, repo, "gh-test-token")
+	gh := newFakeGitHub(b)
+	m := startBenchMain(b, gh, "")
+	push := func(i int, action string) {
+		gh.setPull(1, fakePull{HeadSHA: shas[i], HeadRef: "feature", BaseSHA: base, BaseRef: "main", Files: []string{"app/main.tf"}})
+		webhook(b, m.URL, "pull_request", "pull_request.opened.json", webhookSecret, pullEvent(cloneURL, 1, action, "feature", shas[i], base))
+		for len(gh.pullComments(1)) < i+1 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	push(0, "opened") // the first init also fills the pool; not measured
+	lat := make([]time.Duration, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		push(i+1, "synchronize")
+		lat[i] = time.Since(start)
+	}
+	b.StopTimer()
+	for i, c := range gh.pullComments(1) {
+		if want := fmt.Sprintf("Plan: %d to add", i+2); !contains(c, want) {
+			b.Fatalf("comment %d lacks %q:\n%s", i+1, want, c)
+		}
+	}
+	report(b, "comment", lat)
+}
+
 // BenchmarkWebhookBurst sends 100 "opened" webhooks at once and measures
 // the webhook responses and the time until each pull request has its first
 // comment. In "one-project" every pull request changes the same project, as

@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -53,7 +54,7 @@ func (p *Provider) UpdateComment(ctx context.Context, repo atoll.Repo, number in
 // HideComments minimizes, as outdated, the bot's earlier comments carrying
 // Marker(command). Other users' comments are never touched, even if they
 // quote the marker.
-func (p *Provider) HideComments(ctx context.Context, repo atoll.Repo, number int, command string) error {
+func (p *Provider) HideComments(ctx context.Context, repo atoll.Repo, number int, command string, keep ...string) error {
 	gh, err := p.client(ctx, repo.Owner, repo.Name)
 	if err != nil {
 		return err
@@ -73,7 +74,8 @@ func (p *Provider) HideComments(ctx context.Context, repo atoll.Repo, number int
 			return apiError(err, "list comments on %s#%d", repo.FullName(), number)
 		}
 		for _, c := range comments {
-			if strings.EqualFold(c.GetUser().GetLogin(), bot) && strings.Contains(c.GetBody(), marker) && c.GetNodeID() != "" {
+			if strings.EqualFold(c.GetUser().GetLogin(), bot) && strings.Contains(c.GetBody(), marker) && c.GetNodeID() != "" &&
+				!slices.Contains(keep, strconv.FormatInt(c.GetID(), 10)) {
 				nodeIDs = append(nodeIDs, c.GetNodeID())
 			}
 		}

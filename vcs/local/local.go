@@ -130,12 +130,20 @@ func (p *Provider) UpdateComment(ctx context.Context, repo atoll.Repo, number in
 }
 
 // HideComments implements vcs.Provider.
-func (p *Provider) HideComments(ctx context.Context, repo atoll.Repo, number int, command string) error {
+func (p *Provider) HideComments(ctx context.Context, repo atoll.Repo, number int, command string, keep ...string) error {
 	pullID, err := p.pullID(ctx, repo, number)
 	if err != nil {
 		return err
 	}
-	return p.DB.Update(ctx, func(tx *store.Tx) error { return tx.HideComments(pullID, Bot, vcs.Marker(command)) })
+	var keepIDs []int64
+	for _, k := range keep {
+		id, err := store.ParseID(k)
+		if err != nil {
+			return err
+		}
+		keepIDs = append(keepIDs, id)
+	}
+	return p.DB.Update(ctx, func(tx *store.Tx) error { return tx.HideComments(pullID, Bot, vcs.Marker(command), keepIDs...) })
 }
 
 // SetStatus implements vcs.Provider.
