@@ -87,7 +87,8 @@ func (r *Registry) record(pgid int) (string, error) {
 // process (a different start time, or a member older than the recorded
 // leader) or that was recorded before a reboot is left alone. The start-up
 // path calls it before any checkout is reused; fencing calls it to stop all
-// Terraform work of this node.
+// Terraform work of this node, and must first stop new processes from
+// starting: one started during the call may survive it.
 func (r *Registry) KillAll() (killed int, err error) {
 	if r == nil || r.Dir == "" {
 		return 0, nil
@@ -126,7 +127,7 @@ func (r *Registry) KillAll() (killed int, err error) {
 	boot := bootID()
 	for _, rec := range recs {
 		if rec.boot == boot && ours(rec, groups[rec.pgid]) {
-			if err := killGroup(rec.pgid); err != nil {
+			if err := killGroup(rec.pgid, groups[rec.pgid]); err != nil {
 				errs = append(errs, err)
 				continue // keep the record: the next call tries again
 			}

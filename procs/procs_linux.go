@@ -70,20 +70,19 @@ func scanGroups() (map[int][]stat, error) {
 	return groups, nil
 }
 
-// killGroup sends SIGKILL to the group and waits until no live member is
-// left, so that a caller may reuse the checkout it was working in.
-func killGroup(pgid int) error {
+// killGroup sends SIGKILL to the group and waits until none of its members
+// is left running, so that a caller may reuse the checkout it worked in.
+// A group that gets SIGKILL can fork no new member, so watching the members
+// seen before is enough.
+func killGroup(pgid int, members []stat) error {
 	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("kill process group %d: %w", pgid, err)
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		groups, err := scanGroups()
-		if err != nil {
-			return fmt.Errorf("kill process group %d: %w", pgid, err)
-		}
 		alive := false
-		for _, m := range groups[pgid] {
-			alive = alive || !m.zombie
+		for _, m := range members {
+			st, err := readStat(m.pid)
+			alive = alive || (err == nil && st.pgrp == pgid && st.start == m.start && !st.zombie)
 		}
 		if !alive {
 			return nil

@@ -21,5 +21,5 @@ type stat struct {
 
 func readStat(pid int) (stat, error)      { return stat{pid: pid, pgrp: pid}, nil }
 func scanGroups() (map[int][]stat, error) { return map[int][]stat{}, nil }
-func killGroup(int) error                 { return errors.New("not supported on this system") }
+func killGroup(int, []stat) error         { return errors.New("not supported on this system") }
 func bootID() string                      { return "unknown" }
