@@ -12,21 +12,30 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+
+	"github.com/atollhq/atoll/procs"
 )
 
 // Run runs git with args in dir and returns its trimmed stdout. env adds to a
 // minimal environment; stderr is included in the error.
 func Run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	return run(ctx, nil, dir, env, args...)
+}
+
+// run is Run with git's process group recorded in reg (nil: not recorded).
+// Either way git runs in its own group and dies with the server.
+func run(ctx context.Context, reg *procs.Registry, dir string, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(baseEnv(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Start()
+	release, err := reg.Start(cmd)
 	if err == nil {
 		// Checkouts run in the background; let request handling go first.
 		_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, 10)
 		err = cmd.Wait()
+		release()
 	}
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/atollhq/atoll/procs"
 )
 
 // Checkout strategies, as in Atlantis.
@@ -24,6 +26,9 @@ const (
 type Workdirs struct {
 	Root     string // e.g. <data-dir>/work
 	Strategy string
+	// Procs records git's process groups (see package procs); nil: not
+	// recorded.
+	Procs *procs.Registry
 
 	mu      sync.Mutex
 	mirrors map[string]*sync.Mutex
@@ -92,19 +97,19 @@ func (w *Workdirs) bring(ctx context.Context, mirror, dir string, s Spec) error 
 		}
 		os.RemoveAll(dir)
 		// --shared borrows the mirror's objects: the clone costs no copying.
-		if _, err := Run(ctx, "", nil, "clone", "--quiet", "--shared", "--no-checkout", mirror, dir); err != nil {
+		if _, err := w.run(ctx, "", nil, "clone", "--quiet", "--shared", "--no-checkout", mirror, dir); err != nil {
 			return fmt.Errorf("checkout %s#%d: %w", s.Key, s.Pull, err)
 		}
 	}
-	if _, err := Run(ctx, dir, nil, "checkout", "--quiet", "--force", "--detach", s.HeadSHA); err != nil {
+	if _, err := w.run(ctx, dir, nil, "checkout", "--quiet", "--force", "--detach", s.HeadSHA); err != nil {
 		return fmt.Errorf("checkout %s#%d at %s: %w", s.Key, s.Pull, short(s.HeadSHA), err)
 	}
 	// Keep Terraform's working data (providers, modules) between runs.
-	if _, err := Run(ctx, dir, nil, "clean", "-ffdxq", "-e", ".terraform"); err != nil {
+	if _, err := w.run(ctx, dir, nil, "clean", "-ffdxq", "-e", ".terraform"); err != nil {
 		return fmt.Errorf("checkout clean: %w", err)
 	}
 	if w.Strategy == StrategyMerge && s.BaseRef != "" {
-		return merge(ctx, dir, s)
+		return w.merge(ctx, dir, s)
 	}
 	return nil
 }
@@ -167,18 +172,18 @@ func (w *Workdirs) giveBack(key, dir string) {
 	}
 }
 
-func merge(ctx context.Context, dir string, s Spec) error {
+func (w *Workdirs) merge(ctx context.Context, dir string, s Spec) error {
 	base := "refs/heads/" + s.BaseRef
-	if _, err := Run(ctx, dir, nil, "fetch", "--quiet", "origin", "+"+base+":refs/remotes/origin/"+s.BaseRef); err != nil {
+	if _, err := w.run(ctx, dir, nil, "fetch", "--quiet", "origin", "+"+base+":refs/remotes/origin/"+s.BaseRef); err != nil {
 		return fmt.Errorf("checkout fetch base %s: %w", s.BaseRef, err)
 	}
-	if _, err := Run(ctx, dir, nil, "checkout", "--quiet", "--force", "--detach", "refs/remotes/origin/"+s.BaseRef); err != nil {
+	if _, err := w.run(ctx, dir, nil, "checkout", "--quiet", "--force", "--detach", "refs/remotes/origin/"+s.BaseRef); err != nil {
 		return fmt.Errorf("checkout base %s: %w", s.BaseRef, err)
 	}
-	_, err := Run(ctx, dir, nil, "-c", "user.name=Atoll", "-c", "user.email=atoll@localhost",
+	_, err := w.run(ctx, dir, nil, "-c", "user.name=Atoll", "-c", "user.email=atoll@localhost",
 		"merge", "--quiet", "--no-ff", "--no-edit", s.HeadSHA)
 	if err != nil {
-		Run(ctx, dir, nil, "merge", "--abort")
+		w.run(ctx, dir, nil, "merge", "--abort")
 		return fmt.Errorf("merging %s onto %s failed (conflicts?): %w", short(s.HeadSHA), s.BaseRef, err)
 	}
 	return nil
@@ -194,16 +199,16 @@ func (w *Workdirs) syncMirror(ctx context.Context, s Spec) (string, error) {
 		if err := os.MkdirAll(mirror, 0o755); err != nil {
 			return "", fmt.Errorf("mirror: %w", err)
 		}
-		if _, err := Run(ctx, mirror, nil, "init", "--quiet", "--bare"); err != nil {
+		if _, err := w.run(ctx, mirror, nil, "init", "--quiet", "--bare"); err != nil {
 			return "", fmt.Errorf("mirror init: %w", err)
 		}
 	}
-	if hasCommit(ctx, mirror, s.HeadSHA) && (w.Strategy != StrategyMerge || s.BaseRef == "") {
+	if w.hasCommit(ctx, mirror, s.HeadSHA) && (w.Strategy != StrategyMerge || s.BaseRef == "") {
 		return mirror, nil
 	}
 	fetch := func(refspecs ...string) error {
 		args := append([]string{"fetch", "--quiet", "--prune", s.Remote.URL}, refspecs...)
-		_, err := Run(ctx, mirror, s.Remote.Env, args...)
+		_, err := w.run(ctx, mirror, s.Remote.Env, args...)
 		return err
 	}
 	if err := fetch("+refs/heads/*:refs/heads/*"); err != nil {
@@ -211,21 +216,21 @@ func (w *Workdirs) syncMirror(ctx context.Context, s Spec) (string, error) {
 	}
 	// A fork's commits are only reachable through the host's pull ref.
 	for _, r := range s.ExtraRefs {
-		if hasCommit(ctx, mirror, s.HeadSHA) {
+		if w.hasCommit(ctx, mirror, s.HeadSHA) {
 			break
 		}
 		if err := fetch("+" + r + ":" + r); err != nil {
 			return "", fmt.Errorf("fetch %s %s: %w", s.Key, r, err)
 		}
 	}
-	if !hasCommit(ctx, mirror, s.HeadSHA) {
+	if !w.hasCommit(ctx, mirror, s.HeadSHA) {
 		return "", fmt.Errorf("fetch %s: commit %s not found on the remote", s.Key, short(s.HeadSHA))
 	}
 	return mirror, nil
 }
 
-func hasCommit(ctx context.Context, dir, sha string) bool {
-	_, err := Run(ctx, dir, nil, "cat-file", "-e", sha+"^{commit}")
+func (w *Workdirs) hasCommit(ctx context.Context, dir, sha string) bool {
+	_, err := w.run(ctx, dir, nil, "cat-file", "-e", sha+"^{commit}")
 	return err == nil
 }
 
@@ -239,4 +244,8 @@ func short(sha string) string {
 // validKey rejects keys that could escape Root.
 func validKey(key string) bool {
 	return key != "" && !strings.Contains(key, "..") && !strings.HasPrefix(key, "/")
+}
+
+func (w *Workdirs) run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	return run(ctx, w.Procs, dir, env, args...)
 }

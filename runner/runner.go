@@ -6,6 +6,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/git"
+	"github.com/atollhq/atoll/procs"
 	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/runner/terraform"
@@ -50,6 +52,10 @@ type Runner struct {
 	// StopTimeout is how long Stop lets running jobs finish.
 	StopTimeout time.Duration
 	Logger      *slog.Logger
+	// Procs is where Terraform and git record their process groups (the
+	// registry of Terraform.Procs and Workdirs.Procs). Start kills what an
+	// earlier process left running.
+	Procs *procs.Registry
 
 	wake    chan struct{}
 	stop    chan struct{}
@@ -85,9 +91,9 @@ func (r *Runner) yieldToIntake() {
 
 const maxYield = 50 * time.Millisecond
 
-// Start recovers from a previous process (requeues its requests, marks its
-// running jobs interrupted and tells their pull requests) and starts the
-// workers.
+// Start recovers from a previous process (kills the Terraform and git
+// processes it left running, requeues its requests, marks its running jobs
+// interrupted and tells their pull requests) and starts the workers.
 func (r *Runner) Start(ctx context.Context) error {
 	if r.Parallelism <= 0 {
 		r.Parallelism = 2
@@ -102,8 +108,17 @@ func (r *Runner) Start(ctx context.Context) error {
 	r.stop = make(chan struct{})
 	r.jobCtx, r.cancelJob = context.WithCancel(context.Background())
 
+	// Before any checkout is reused: an orphan of a crashed process would
+	// run beside the new jobs in the same directory.
+	killed, err := r.Procs.KillAll()
+	if err != nil {
+		return fmt.Errorf("processes left by an earlier run: %w", err)
+	}
+	if killed > 0 {
+		r.Logger.Warn("killed process groups left running by an earlier run", "groups", killed)
+	}
 	var interrupted []*atoll.Job
-	err := r.DB.Update(ctx, func(tx *store.Tx) (err error) {
+	err = r.DB.Update(ctx, func(tx *store.Tx) (err error) {
 		interrupted, err = tx.RequeueRunning()
 		return err
 	})

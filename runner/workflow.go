@@ -64,6 +64,13 @@ func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec) 
 			return atoll.Errorf(atoll.EINVALID, "Workflow %q: a %s stage without a %s step is not supported.", p.Workflow, stage.name, stage.must)
 		}
 	}
+	// Checkouts are shared by projects with the same dir: migrating "the"
+	// state there could copy one project's state into another's backend.
+	for _, f := range []string{"migrate-state", "force-copy"} {
+		if hasFlag(spec.InitArgs, f) {
+			return atoll.Errorf(atoll.EINVALID, "Workflow %q: init extra_args must not use -%s: Atoll never migrates state.", p.Workflow, f)
+		}
+	}
 	for _, a := range append(append(append([]string{}, spec.InitArgs...), spec.PlanArgs...), spec.ApplyArgs...) {
 		if strings.HasPrefix(strings.TrimLeft(a, "-"), "chdir") || strings.HasPrefix(strings.TrimLeft(a, "-"), "plugin-dir") {
 			return atoll.Errorf(atoll.EINVALID, "Workflow %q: extra_args must not use %s.", p.Workflow, a)

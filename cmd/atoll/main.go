@@ -21,6 +21,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/demo"
 	"github.com/atollhq/atoll/git"
+	"github.com/atollhq/atoll/procs"
 	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/runner/markdown"
@@ -151,11 +152,14 @@ func (m *Main) Run(ctx context.Context) error {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
+	// Runner.Start kills what a crashed process left recorded here.
+	procReg := &procs.Registry{Dir: filepath.Join(workDir, "procs")}
 	m.Runner = &runner.Runner{
 		DB:        m.DB,
 		Providers: providers,
-		Workdirs:  &git.Workdirs{Root: workDir, Strategy: c.CheckoutStrategy},
-		Terraform: terraform.Runner{Bin: tfBin, Nice: 10, Env: m.terraformEnv(dataDir)},
+		Workdirs:  &git.Workdirs{Root: workDir, Strategy: c.CheckoutStrategy, Procs: procReg},
+		Terraform: terraform.Runner{Bin: tfBin, Nice: 10, Env: m.terraformEnv(dataDir), Procs: procReg},
+		Procs:     procReg,
 		Parser:    command.Parser{ExecutableName: c.ExecutableName, VCSUser: c.GHUser},
 		Markdown:  markdown.Renderer{Executable: c.ExecutableName},
 		Hub:       runner.NewHub(),

@@ -48,16 +48,7 @@ func (r Runner) SelectWorkspace(ctx context.Context, dir, workspace string, emit
 // currentWorkspace reads the workspace terraform last selected in dir, from
 // its data directory.
 func (r Runner) currentWorkspace(dir string) (string, error) {
-	data := ".terraform"
-	for _, kv := range r.Environ() {
-		if v, ok := strings.CutPrefix(kv, "TF_DATA_DIR="); ok && v != "" {
-			data = v
-		}
-	}
-	if !filepath.IsAbs(data) {
-		data = filepath.Join(dir, data)
-	}
-	b, err := os.ReadFile(filepath.Join(data, "environment"))
+	b, err := os.ReadFile(filepath.Join(r.DataDir(dir), "environment"))
 	if errors.Is(err, os.ErrNotExist) {
 		return atoll.DefaultWorkspace, nil
 	} else if err != nil {

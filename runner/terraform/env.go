@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -74,4 +75,19 @@ func dedupEnv(env []string) []string {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// DataDir is terraform's data directory for a project dir: TF_DATA_DIR of
+// the environment it runs with (relative to dir), else dir/.terraform.
+func (r Runner) DataDir(dir string) string {
+	data := ".terraform"
+	for _, kv := range r.Environ() {
+		if v, ok := strings.CutPrefix(kv, "TF_DATA_DIR="); ok && v != "" {
+			data = v
+		}
+	}
+	if !filepath.IsAbs(data) {
+		data = filepath.Join(dir, data)
+	}
+	return data
 }

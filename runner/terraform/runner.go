@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/atollhq/atoll/procs"
 )
 
 // DefaultGrace is how long a cancelled command gets to stop after SIGINT
@@ -25,6 +27,9 @@ type Runner struct {
 	Env   []string      // extra KEY=VALUE pairs; they override inherited ones
 	Grace time.Duration // time between SIGINT and SIGKILL on cancellation
 	Nice  int           // scheduling niceness of terraform processes (0-19)
+	// Procs records terraform's process groups so that a later start can
+	// kill what a crash left running. Nil records nothing.
+	Procs *procs.Registry
 }
 
 // Line is one line of terraform output.
@@ -48,6 +53,7 @@ func (r Runner) Run(ctx context.Context, dir string, args []string, emit func(Li
 
 // execute runs terraform to completion in its own process group so that a
 // cancellation reaches terraform's children (providers, provisioners) too.
+// The group's leader dies with the server (see package procs).
 func (r Runner) execute(ctx context.Context, dir string, args []string, stdout, stderr io.Writer) error {
 	if r.Bin == "" {
 		return errors.New("terraform: no binary configured")
@@ -60,9 +66,8 @@ func (r Runner) execute(ctx context.Context, dir string, args []string, stdout, 
 	cmd.Dir = dir
 	cmd.Env = r.Environ()
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	done := make(chan struct{})
-	defer close(done)
+	exited := make(chan struct{})
+	defer close(exited)
 	cmd.Cancel = func() error {
 		pgid := cmd.Process.Pid
 		// SIGINT lets terraform stop gracefully (and unlock its state).
@@ -71,7 +76,7 @@ func (r Runner) execute(ctx context.Context, dir string, args []string, stdout, 
 			t := time.NewTimer(grace)
 			defer t.Stop()
 			select {
-			case <-done:
+			case <-exited:
 			case <-t.C:
 				_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			}
@@ -83,19 +88,16 @@ func (r Runner) execute(ctx context.Context, dir string, args []string, stdout, 
 	}
 	// Backstop: stop waiting for pipes held open by stray grandchildren.
 	cmd.WaitDelay = grace + 5*time.Second
-	err := cmd.Start()
+	release, err := r.Procs.Start(cmd)
 	if err == nil {
 		// Background work yields the CPU to the server's request handling,
 		// so webhooks are answered promptly while plans run.
 		_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, r.Nice)
 		err = cmd.Wait()
-	}
-	if cmd.Process != nil {
 		// Terraform is gone; whatever is left in its group (a provisioner's
 		// command started as terraform was interrupted, a backgrounded
-		// process) is an orphan. The group id cannot have been reused while
-		// such members exist, and without members the kill is a no-op.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		// process) is an orphan: release kills it and drops the record.
+		release()
 	}
 	return err
 }
