@@ -36,6 +36,13 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 	outcomes := make([]outcome, len(jobs))
 	sem := make(chan struct{}, max(r.Parallelism, 1))
 	var wg sync.WaitGroup
+	// Jobs of one dir and workspace share a checkout and its .terraform
+	// (the backend an init configured): two projects there, with their own
+	// backends, must never run at once even under parallel_plan.
+	dirLocks := map[string]*sync.Mutex{}
+	for _, j := range jobs {
+		dirLocks[j.Dir+"\x00"+j.Workspace] = new(sync.Mutex)
+	}
 	for i, j := range jobs {
 		o := &outcomes[i]
 		o.job = j
@@ -53,6 +60,9 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 			continue
 		}
 		run := func() {
+			dirLock := dirLocks[j.Dir+"\x00"+j.Workspace]
+			dirLock.Lock()
+			defer dirLock.Unlock()
 			if ctx.Err() != nil {
 				o.notStarted = true
 				o.res.Error = "Not started: Atoll is stopping. This job runs when Atoll starts again."

@@ -183,3 +183,40 @@ workflows:
 		}
 	}
 }
+
+// Under parallel_plan and parallel_apply, two projects of one dir (and
+// workspace) still run one after the other: they share a checkout, and one
+// project's init would switch the backend under the other's plan.
+func TestParallelProjectsSharingADirTakeTurns(t *testing.T) {
+	states := t.TempDir()
+	stg, prd := filepath.Join(states, "stg.tfstate"), filepath.Join(states, "prd.tfstate")
+	workflow := func(state string) string {
+		return "    plan:\n      steps:\n      - init: {extra_args: [\"-backend-config=path=" + state + "\"]}\n      - plan\n"
+	}
+	e := newInitE2E(t, map[string]string{
+		"atlantis.yaml": "version: 3\nparallel_plan: true\nparallel_apply: true\nprojects:\n" +
+			"- {name: stg, dir: app, workflow: stg, autoplan: {enabled: false}}\n" +
+			"- {name: prd, dir: app, workflow: prd, autoplan: {enabled: false}}\n" +
+			"workflows:\n  stg:\n" + workflow(stg) + "  prd:\n" + workflow(prd),
+		"app/main.tf": "terraform {\n  backend \"local\" {}\n}\n\n" + tfProject("app", 0),
+	})
+	e.open("grow", map[string]string{"app/main.tf": "terraform {\n  backend \"local\" {}\n}\n\n" + tfProject("app", 1)})
+	mustContain(t, "plan of both", e.run("atlantis plan"), "Ran Plan for 2 projects", "Plan: 1 to add")
+	mustContain(t, "apply of both", e.run("atlantis apply"), "Ran Apply for 2 projects", "Apply complete!")
+	for _, f := range []string{stg, prd} {
+		if b, err := os.ReadFile(f); err != nil || strings.Count(string(b), `"type": "terraform_data"`) != 1 {
+			t.Fatalf("%s after applying both: %v\n%s", filepath.Base(f), err, b)
+		}
+	}
+	var jobs []atoll.Job
+	getJSON(t, e.m.URL+"/api/v1/jobs?repo=acme/infra&pull=1", &jobs)
+	if len(jobs) != 4 {
+		t.Fatalf("jobs = %+v, want two plans and two applies", jobs)
+	}
+	for i := 0; i < len(jobs); i += 2 {
+		a, b := jobs[i], jobs[i+1]
+		if a.StartedAt.Before(*b.FinishedAt) && b.StartedAt.Before(*a.FinishedAt) {
+			t.Fatalf("%s jobs %d and %d of one dir overlapped in time", a.Kind, a.ID, b.ID)
+		}
+	}
+}
