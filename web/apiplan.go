@@ -85,6 +85,9 @@ func (s *Server) apiCommand(w http.ResponseWriter, r *http.Request, name string)
 			return
 		}
 	}
+	// The call waits for Terraform: past the server's read and write
+	// timeouts, which would cancel it.
+	liftDeadlines(w, time.Now().Add(apiWait+time.Minute))
 	for _, c := range comments {
 		id, err := s.Runner.Enqueue(ctx, &vcs.Event{Kind: vcs.EventComment, Repo: *repo, Pull: atoll.Pull{Number: in.PR}, User: actor(r), Comment: c})
 		if err != nil {

@@ -372,3 +372,40 @@ func TestParseWebhookEnterpriseHost(t *testing.T) {
 		t.Fatalf("Repo = %+v", ev.Repo)
 	}
 }
+
+// CheckWebhook refuses by the headers alone what ParseWebhook would refuse
+// for its signature, so the server need not read such bodies.
+func TestCheckWebhook(t *testing.T) {
+	p := tokenProvider(t)
+	body := []byte(`{}`)
+	cases := []struct {
+		name, sig string
+		ok        bool
+	}{
+		{"well-formed (even if wrong)", sign([]byte("another body"), "wrong"), true},
+		{"missing", "", false},
+		{"sha1", "sha1=" + strings.Repeat("a", 40), false},
+		{"no prefix", strings.Repeat("a", 64), false},
+		{"not hex", "sha256=" + strings.Repeat("z", 64), false},
+		{"short", "sha256=" + strings.Repeat("a", 62), false},
+		{"long", "sha256=" + strings.Repeat("a", 66), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := p.CheckWebhook(webhookRequest("pull_request", body, tc.sig).Header)
+			if tc.ok && err != nil {
+				t.Fatalf("CheckWebhook = %v; want nil", err)
+			}
+			if !tc.ok && atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
+				t.Fatalf("CheckWebhook = %v; want EUNAUTHORIZED", err)
+			}
+		})
+	}
+	np, err := ghp.New(ghp.Config{Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := np.CheckWebhook(webhookRequest("pull_request", body, sign(body, "")).Header); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
+		t.Fatalf("without a secret: CheckWebhook = %v; want EUNAUTHORIZED", err)
+	}
+}
