@@ -102,7 +102,7 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("POST "+prefix+"/apply", s.authenticated(s.handleAPIApply))
 	}
 	s.pageRoutes(mux)
-	return s.logRequests(mux)
+	return s.logRequests(guardMutations(mux))
 }
 
 // Listen binds addr (":0" picks a free port).

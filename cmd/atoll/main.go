@@ -54,7 +54,7 @@ func run(args []string, stdout io.Writer, getenv func(string) string) error {
 		return nil
 	case "server":
 		m := NewMain()
-		if err := m.Config.parse(args[1:], getenv); err != nil {
+		if err := m.Config.Parse(args[1:], getenv); err != nil {
 			return err
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -97,6 +97,9 @@ func NewMain() *Main {
 // returns once it accepts requests.
 func (m *Main) Run(ctx context.Context) error {
 	c := &m.Config
+	if err := c.checkDemo(); err != nil {
+		return err
+	}
 	if c.Demo && c.RepoAllowlist == "" {
 		c.RepoAllowlist = demoAllowlist
 	}

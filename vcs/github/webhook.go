@@ -180,12 +180,15 @@ func (p *Provider) issueCommentEvent(payload []byte) (*vcs.Event, error) {
 }
 
 // repoFromPayload also remembers the App installation the payload names.
+// GitHub names are case-insensitive (ACME/Infra is acme/infra): they are
+// lower-cased so that one repository has one identity, hence one set of
+// locks. HTMLURL keeps GitHub's spelling for links.
 func (p *Provider) repoFromPayload(r *hookRepo, inst *hookInstallation) (atoll.Repo, error) {
 	repo := atoll.Repo{
 		VCS:      atoll.VCSGitHub,
 		Host:     p.host,
-		Owner:    r.Owner.Login,
-		Name:     r.Name,
+		Owner:    strings.ToLower(r.Owner.Login),
+		Name:     strings.ToLower(r.Name),
 		CloneURL: r.CloneURL,
 		HTMLURL:  r.HTMLURL,
 	}
