@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -79,15 +80,18 @@ func (c *Config) flags(fs *flag.FlagSet) {
 }
 
 // Parse reads args, then the environment for flags not given, and checks
-// the result.
+// the result. A command line the flag package rejects is a usageError.
 func (c *Config) Parse(args []string, getenv func(string) string) error {
 	fs := flag.NewFlagSet("atoll server", flag.ContinueOnError)
 	c.flags(fs)
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err: err, printed: true}
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return usageError{err: fmt.Errorf("unexpected argument %q: flags only", fs.Arg(0))}
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
