@@ -4,13 +4,16 @@ GO ?= go
 TF_VERSION := 1.5.7
 BIN := $(CURDIR)/bin
 TERRAFORM := $(BIN)/terraform
+# staticcheck 2026.2.2, the newest release; it supports Go 1.26.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 DATA_DIR ?= ./atoll-data
 PORT ?= 4141
 
 export GOTOOLCHAIN := local
 export CHECKPOINT_DISABLE := 1
 
-.PHONY: run test build bench generate vet clean chromium
+.PHONY: run test build bench generate generated vet staticcheck clean chromium
 
 # Terraform is built once from source (about five minutes) and reused.
 $(TERRAFORM):
@@ -28,6 +31,23 @@ vet:
 	$(GO) vet ./...
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 
+# Installed from the Go module proxy at a pinned version, once.
+$(STATICCHECK):
+	GOBIN=$(dir $(STATICCHECK)) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) ./...
+
+# The *_templ.go files must be what the .templ files generate: templ generate
+# must change nothing (compared by content, so uncommitted work is fine).
+generated:
+	@sums() { find . -name '*_templ.go' -not -path './bin/*' | sort | xargs -r sha256sum; }; \
+	before=$$(sums); $(GO) tool templ generate || exit 1; after=$$(sums); \
+	if [ "$$before" != "$$after" ]; then \
+		diff <(echo "$$before") <(echo "$$after"); git diff --stat -- '*_templ.go'; \
+		echo "templ generate changed the files above: run make generate and commit them" >&2; exit 1; \
+	fi
+
 # Chromium runs the browser test (cmd/atoll/browser_test.go); Debian's
 # package is installed when none is on PATH (as root, or through sudo).
 chromium:
@@ -38,8 +58,8 @@ chromium:
 	fi
 	chromium --version
 
-test: $(TERRAFORM) vet chromium
-	ATOLL_TEST_TERRAFORM=$(TERRAFORM) ATOLL_TEST_CHROMIUM=$$(command -v chromium) $(GO) test -count=1 -timeout 60m ./...
+test: $(TERRAFORM) vet staticcheck generated chromium
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) ATOLL_TEST_CHROMIUM=$$(command -v chromium) $(GO) test -race -count=1 -timeout 60m ./...
 
 # The figures in docs/performance.md.
 bench: $(TERRAFORM)

@@ -16,8 +16,10 @@
 	// with the server's {"error": "..."} message. On 401 it asks once for the
 	// API token and keeps it for this browser tab.
 	function api(method, url, body, retried) {
+		// Every call that changes state must say JSON, even without a body:
+		// the server refuses anything an HTML form could send.
 		var headers = { "Accept": "application/json" };
-		if (body !== undefined) headers["Content-Type"] = "application/json";
+		if (method !== "GET") headers["Content-Type"] = "application/json";
 		var token = sessionStorage.getItem("atoll-api-token");
 		if (token) headers["X-Atlantis-Token"] = token;
 		return fetch(url, {

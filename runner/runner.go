@@ -69,9 +69,8 @@ type Runner struct {
 
 	commitRetries atomic.Int64
 
-	tfOnce    sync.Once
-	tfVersion *version.Version
-	tfErr     error
+	tfMu      sync.Mutex
+	tfVersion *version.Version // cached once read; errors are not
 }
 
 // Receiving marks a webhook as being received until the returned function
@@ -149,6 +148,9 @@ func (r *Runner) Wake() {
 // interrupts what is left. Queued requests stay queued for the next start.
 func (r *Runner) Stop() {
 	r.stopOnce.Do(func() {
+		if r.stop == nil {
+			return // never started: a start-up error
+		}
 		close(r.stop)
 		done := make(chan struct{})
 		go func() { r.workers.Wait(); close(done) }()

@@ -21,16 +21,24 @@ func (r *Runner) terraformFor(j *atoll.Job) terraform.Runner {
 	return tf
 }
 
-// TerraformVersion is the version of --terraform-bin, read once.
+// TerraformVersion is the version of --terraform-bin. Only a success is
+// cached: a binary installed after a failure is picked up on the next call.
 func (r *Runner) TerraformVersion(ctx context.Context) (*version.Version, error) {
-	r.tfOnce.Do(func() {
-		v, err := r.Terraform.Version(ctx)
-		if err == nil {
-			r.tfVersion, err = version.NewVersion(v)
-		}
-		r.tfErr = err
-	})
-	return r.tfVersion, r.tfErr
+	r.tfMu.Lock()
+	defer r.tfMu.Unlock()
+	if r.tfVersion != nil {
+		return r.tfVersion, nil
+	}
+	s, err := r.Terraform.Version(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v, err := version.NewVersion(s)
+	if err != nil {
+		return nil, fmt.Errorf("terraform version %q: %w", s, err)
+	}
+	r.tfVersion = v
+	return v, nil
 }
 
 // checkTerraformVersion fails a project whose terraform_version (a version

@@ -127,7 +127,7 @@ func (db *DB) Jobs(ctx context.Context, f atoll.JobFilter) ([]*atoll.Job, error)
 		if !ok {
 			return nil, atoll.Errorf(atoll.EINVALID, "Repository must be owner/name.")
 		}
-		where = append(where, `r.owner = ? AND r.name = ?`)
+		where = append(where, `r.owner = ? COLLATE NOCASE AND r.name = ? COLLATE NOCASE`)
 		args = append(args, owner, name)
 	}
 	if f.Pull != 0 {

@@ -59,13 +59,14 @@ func (db *DB) Pull(ctx context.Context, id int64) (*atoll.Pull, error) {
 	return pullWhere(ctx, db.read, `p.id = ?`, id)
 }
 
-// PullByNumber returns pull request number of repo owner/name.
+// PullByNumber returns pull request number of repo owner/name (matched
+// case-insensitively).
 func (db *DB) PullByNumber(ctx context.Context, fullName string, number int) (*atoll.Pull, error) {
 	owner, name, ok := splitFullName(fullName)
 	if !ok {
 		return nil, atoll.Errorf(atoll.EINVALID, "Repository must be owner/name.")
 	}
-	return pullWhere(ctx, db.read, `r.owner = ? AND r.name = ? AND p.number = ?`, owner, name, number)
+	return pullWhere(ctx, db.read, `r.owner = ? COLLATE NOCASE AND r.name = ? COLLATE NOCASE AND p.number = ?`, owner, name, number)
 }
 
 // Pull returns the pull request with the given id as seen in the transaction.
@@ -100,7 +101,7 @@ func (db *DB) Pulls(ctx context.Context, f atoll.PullFilter) ([]*atoll.Pull, err
 		if !ok {
 			return nil, atoll.Errorf(atoll.EINVALID, "Repository must be owner/name.")
 		}
-		where = append(where, `r.owner = ? AND r.name = ?`)
+		where = append(where, `r.owner = ? COLLATE NOCASE AND r.name = ? COLLATE NOCASE`)
 		args = append(args, owner, name)
 	}
 	if f.State != "" {

@@ -49,13 +49,14 @@ func (db *DB) Repo(ctx context.Context, id int64) (*atoll.Repo, error) {
 	return r, nil
 }
 
-// RepoByName returns the repository owner/name (of any VCS; the first one).
+// RepoByName returns the repository owner/name (of any VCS; the first one),
+// matched case-insensitively as GitHub does.
 func (db *DB) RepoByName(ctx context.Context, fullName string) (*atoll.Repo, error) {
 	owner, name, ok := splitFullName(fullName)
 	if !ok {
 		return nil, atoll.Errorf(atoll.EINVALID, "Repository must be owner/name.")
 	}
-	r, err := scanRepo(db.read.QueryRowContext(ctx, `SELECT `+repoColumns+` FROM repos r WHERE r.owner = ? AND r.name = ? ORDER BY r.id LIMIT 1`, owner, name))
+	r, err := scanRepo(db.read.QueryRowContext(ctx, `SELECT `+repoColumns+` FROM repos r WHERE r.owner = ? COLLATE NOCASE AND r.name = ? COLLATE NOCASE ORDER BY r.id LIMIT 1`, owner, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, atoll.Errorf(atoll.ENOTFOUND, "Repository %s not found.", fullName)
 	} else if err != nil {

@@ -62,6 +62,12 @@ type Provider interface {
 	// Kind is the atoll.VCS* constant of this host.
 	Kind() string
 
+	// CheckWebhook rejects a webhook by its headers alone, before its body
+	// is read: a missing or malformed signature or credentials. It returns an
+	// *atoll.Error with EUNAUTHORIZED, as ParseWebhook does; passing it says
+	// nothing about the body, which ParseWebhook still authenticates.
+	CheckWebhook(h http.Header) error
+
 	// ParseWebhook authenticates the request (signature or basic auth) and
 	// reduces it to an Event. It returns an *atoll.Error with EUNAUTHORIZED for
 	// a bad or missing signature, and (nil, nil) for events Atoll ignores.

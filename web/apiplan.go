@@ -29,6 +29,8 @@ type apiCommandResponse struct {
 	Jobs     []*atoll.Job     `json:"jobs"`
 	// Failed is true when a request failed or a job did not succeed.
 	Failed bool `json:"failed"`
+	// Message says why nothing ran when no job did.
+	Message string `json:"message,omitempty"`
 }
 
 // apiWait bounds how long the API waits for the work it queued.
@@ -85,6 +87,9 @@ func (s *Server) apiCommand(w http.ResponseWriter, r *http.Request, name string)
 			return
 		}
 	}
+	// The call waits for Terraform: past the server's read and write
+	// timeouts, which would cancel it.
+	liftDeadlines(w, time.Now().Add(apiWait+time.Minute))
 	for _, c := range comments {
 		id, err := s.Runner.Enqueue(ctx, &vcs.Event{Kind: vcs.EventComment, Repo: *repo, Pull: atoll.Pull{Number: in.PR}, User: actor(r), Comment: c})
 		if err != nil {
@@ -114,7 +119,17 @@ func (s *Server) apiCommand(w http.ResponseWriter, r *http.Request, name string)
 		out.Jobs = append(out.Jobs, jobs...)
 	}
 	out.Jobs = nonNil(out.Jobs)
+	if len(out.Jobs) == 0 && !out.Failed {
+		out.Message = nothingRan[name]
+	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// nothingRan explains an empty result, as the pull request's comment does:
+// like Atlantis's "Ran Apply for 0 projects", it is a 200, not an error.
+var nothingRan = map[string]string{
+	"plan":  "Nothing to plan: no Terraform project of the pull request matches.",
+	"apply": "Nothing to apply: the pull request has no unapplied plans for this selection. Plan first.",
 }
 
 func command(name string, args ...string) string {

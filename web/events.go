@@ -1,8 +1,12 @@
 package web
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/vcs"
@@ -10,27 +14,33 @@ import (
 
 // handleEvents receives VCS webhooks. The answer is sent only after the
 // webhook and the work it queues are committed; the work happens later.
+//
+// Hostile clients are turned away cheaply: the signature header is checked
+// before the body is read, bodies over maxBody get 413 (unread when they
+// say so up front), and bodies being read share a memory budget.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
-	defer s.Runner.Receiving()()
 	provider, err := s.webhookProvider(r)
 	if err != nil {
 		s.Metrics.Webhook("rejected")
 		s.error(w, r, err)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err := provider.CheckWebhook(r.Header); err != nil {
+		w.Header().Set("Connection", "close") // rather than read the body
+		s.rejectWebhook(w, r, err)
+		return
+	}
+	defer s.Runner.Receiving()()
+	body, status, err := s.readWebhook(w, r)
 	if err != nil {
+		w.Header().Set("Connection", "close") // rather than read the rest
 		s.Metrics.Webhook("rejected")
-		s.error(w, r, atoll.Errorf(atoll.EINVALID, "Request body too large or unreadable."))
+		writeJSON(w, status, map[string]string{"error": atoll.ErrorMessage(err)})
 		return
 	}
 	ev, err := provider.ParseWebhook(r, body)
 	if err != nil {
-		s.Metrics.Webhook("rejected")
-		if atoll.ErrorCode(err) == atoll.EUNAUTHORIZED {
-			s.Logger.Warn("webhook rejected", "remote", r.RemoteAddr, "reason", atoll.ErrorMessage(err))
-		}
-		s.error(w, r, err)
+		s.rejectWebhook(w, r, err)
 		return
 	}
 	if ev == nil {
@@ -50,6 +60,62 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	s.Metrics.Webhook(result)
 	writeJSON(w, http.StatusOK, map[string]any{"queued": queued})
+}
+
+// rejectWebhook answers a webhook the provider refused. Bad signatures are
+// logged, at most once per remote host per WarnInterval.
+func (s *Server) rejectWebhook(w http.ResponseWriter, r *http.Request, err error) {
+	s.Metrics.Webhook("rejected")
+	if atoll.ErrorCode(err) == atoll.EUNAUTHORIZED {
+		if ok, suppressed := s.warns.allow(r.RemoteAddr, time.Now()); ok {
+			s.Logger.Warn("webhook rejected", "remote", r.RemoteAddr, "reason", atoll.ErrorMessage(err),
+				"suppressed_since_last", suppressed)
+		}
+	}
+	s.error(w, r, err)
+}
+
+// webhookWait is how long a webhook waits for room in the body budget
+// before it is answered 503 with Retry-After.
+const webhookWait = 5 * time.Second
+
+// readWebhook reads the body within maxBody and the body budget. On error
+// it returns the HTTP status to answer with.
+func (s *Server) readWebhook(w http.ResponseWriter, r *http.Request) ([]byte, int, error) {
+	tooLarge := atoll.Errorf(atoll.EINVALID, "Webhook body over the %d MB limit.", maxBody>>20)
+	if r.ContentLength > maxBody {
+		return nil, http.StatusRequestEntityTooLarge, tooLarge
+	}
+	size := r.ContentLength
+	if size < 0 { // chunked: it may be as large as the limit
+		size = maxBody
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), webhookWait)
+	ok := s.budget.acquire(ctx, size)
+	cancel()
+	if !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(webhookWait/time.Second)))
+		return nil, http.StatusServiceUnavailable, atoll.Errorf(atoll.EUNAVAILABLE, "Too many webhooks are being received: retry later.")
+	}
+	defer s.budget.release(size)
+	body := http.MaxBytesReader(w, r.Body, maxBody)
+	var buf []byte
+	var err error
+	if r.ContentLength >= 0 {
+		// The server's body reader stops at ContentLength; reading into a
+		// buffer of that size avoids ReadAll's doubling.
+		buf = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(body, buf)
+	} else {
+		buf, err = io.ReadAll(body)
+	}
+	var maxErr *http.MaxBytesError
+	if errors.As(err, &maxErr) {
+		return nil, http.StatusRequestEntityTooLarge, tooLarge
+	} else if err != nil {
+		return nil, http.StatusBadRequest, atoll.Errorf(atoll.EINVALID, "Request body unreadable or incomplete.")
+	}
+	return buf, 0, nil
 }
 
 // webhookProvider picks the VCS a webhook comes from by its headers.

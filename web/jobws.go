@@ -32,6 +32,10 @@ func (s *Server) handleJobWS(w http.ResponseWriter, r *http.Request) {
 	// Subscribe before reading the store, so no line falls between the two.
 	live, cancel := s.Runner.Hub.Subscribe(job.ID)
 	defer cancel()
+	// The stream lasts as long as the job, past the server's read and write
+	// timeouts. net/http clears the connection's deadlines when it is
+	// hijacked; clearing them here does not depend on that.
+	liftDeadlines(w, time.Time{})
 	conn, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		return // Accept has answered the client

@@ -35,6 +35,20 @@ type Server struct {
 	Demo      bool
 	Metrics   *Metrics
 
+	// ReadTimeout, WriteTimeout and IdleTimeout bound every connection, so
+	// that slow or idle clients cannot hold sockets (zero means 30 s, 60 s
+	// and 60 s). The job log websocket and the plan/apply API, which wait
+	// on purpose, lift them for their own requests.
+	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// WebhookMemory bounds the bytes of webhook bodies read at once (zero
+	// means 4 × 25 MB); webhooks beyond it wait, then get 503.
+	WebhookMemory int64
+	// WarnInterval is how often a remote host's rejected webhooks may log a
+	// warning (zero means a minute).
+	WarnInterval time.Duration
+
+	budget *byteBudget
+	warns  *warnLimiter
 	server *http.Server
 	ln     net.Listener
 }
@@ -42,11 +56,31 @@ type Server struct {
 // maxBody bounds request bodies; GitHub caps webhook payloads at 25 MB.
 const maxBody = 25 << 20
 
+// Defaults of the Server's limits.
+const (
+	defaultReadTimeout   = 30 * time.Second
+	defaultWriteTimeout  = 60 * time.Second
+	defaultIdleTimeout   = 60 * time.Second
+	readHeaderTimeout    = 10 * time.Second
+	defaultWebhookMemory = 4 * maxBody
+	defaultWarnInterval  = time.Minute
+)
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
 // Handler returns the routes.
 func (s *Server) Handler() http.Handler {
 	if s.Metrics == nil {
 		s.Metrics = NewMetrics()
 	}
+	s.budget = newByteBudget(orDefault(s.WebhookMemory, defaultWebhookMemory))
+	s.warns = &warnLimiter{window: orDefault(s.WarnInterval, defaultWarnInterval)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /events", s.handleEvents)
 	mux.HandleFunc("GET /healthz", s.handleHealthz)
@@ -68,7 +102,7 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("POST "+prefix+"/apply", s.authenticated(s.handleAPIApply))
 	}
 	s.pageRoutes(mux)
-	return s.logRequests(mux)
+	return s.logRequests(guardMutations(mux))
 }
 
 // Listen binds addr (":0" picks a free port).
@@ -78,7 +112,14 @@ func (s *Server) Listen(addr string) error {
 		return err
 	}
 	s.ln = ln
-	s.server = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	read := orDefault(s.ReadTimeout, defaultReadTimeout)
+	s.server = &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: min(read, readHeaderTimeout),
+		ReadTimeout:       read,
+		WriteTimeout:      orDefault(s.WriteTimeout, defaultWriteTimeout),
+		IdleTimeout:       orDefault(s.IdleTimeout, defaultIdleTimeout),
+	}
 	return nil
 }
 
@@ -93,8 +134,27 @@ func (s *Server) Serve() error {
 	return nil
 }
 
-// Shutdown stops accepting requests and waits for in-flight ones.
-func (s *Server) Shutdown(ctx context.Context) error { return s.server.Shutdown(ctx) }
+// Shutdown stops accepting requests and waits for in-flight ones. It also
+// closes the listener of a server that never served.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if s.server == nil {
+		return nil
+	}
+	err := s.server.Shutdown(ctx)
+	if cerr := s.ln.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) && err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// liftDeadlines gives a request that waits on purpose (a websocket, the
+// plan/apply API) until `until` to read and write; the zero time means no
+// deadline. Writers that cannot (test recorders) are left as they are.
+func liftDeadlines(w http.ResponseWriter, until time.Time) {
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(until)
+	rc.SetWriteDeadline(until)
+}
 
 func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -39,7 +40,14 @@ type Config struct {
 	APISecret        string
 	NodeID           string
 	Demo             bool
+
+	// secretFiles holds --FLAG-file for each secret flag, by flag name.
+	secretFiles map[string]*string
 }
+
+// secretFlags are read from files too (--FLAG-file, ATOLL_FLAG_FILE), so
+// that secrets stay out of argv, where any local user can read them.
+var secretFlags = []string{"gh-token", "gh-webhook-secret", "api-secret"}
 
 func (c *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Port, "port", 4141, "HTTP port")
@@ -66,18 +74,26 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.StopTimeout, "stop-timeout", 5*time.Minute, "how long a stopping server lets running jobs finish")
 	fs.StringVar(&c.APISecret, "api-secret", "", "token for mutating API calls (X-Atlantis-Token or Authorization: Bearer)")
 	fs.StringVar(&c.NodeID, "node-id", "", "this node's name (default FLY_MACHINE_ID or the hostname)")
-	fs.BoolVar(&c.Demo, "demo", false, "run the self-contained demo (local repository, no credentials)")
+	fs.BoolVar(&c.Demo, "demo", false, "run the self-contained demo (local repository, no credentials, 127.0.0.1 unless --addr)")
+	c.secretFiles = map[string]*string{}
+	for _, name := range secretFlags {
+		c.secretFiles[name] = fs.String(name+"-file", "", "file holding --"+name+" (trailing newline trimmed)")
+	}
 }
 
-// parse reads args, then the environment for flags not given.
-func (c *Config) parse(args []string, getenv func(string) string) error {
+// Parse reads args, then the environment for flags not given, and checks
+// the result. A command line the flag package rejects is a usageError.
+func (c *Config) Parse(args []string, getenv func(string) string) error {
 	fs := flag.NewFlagSet("atoll server", flag.ContinueOnError)
 	c.flags(fs)
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err: err, printed: true}
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return usageError{err: fmt.Errorf("unexpected argument %q: flags only", fs.Arg(0))}
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -96,7 +112,36 @@ func (c *Config) parse(args []string, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
+	if err := c.readSecretFiles(fs); err != nil {
+		return err
+	}
 	return c.validate(getenv)
+}
+
+// readSecretFiles sets each secret flag from its -file flag. Giving both
+// (on the command line or in the environment) is an error.
+func (c *Config) readSecretFiles(fs *flag.FlagSet) error {
+	for _, name := range secretFlags {
+		path := *c.secretFiles[name]
+		if path == "" {
+			continue
+		}
+		if fs.Lookup(name).Value.String() != "" {
+			return fmt.Errorf("--%s and --%s-file are both set: use one", name, name)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("--%s-file: %w", name, err)
+		}
+		v := strings.TrimRight(string(b), "\r\n")
+		if v == "" {
+			return fmt.Errorf("--%s-file: %s is empty", name, path)
+		}
+		if err := fs.Set(name, v); err != nil {
+			return fmt.Errorf("--%s-file: %w", name, err)
+		}
+	}
+	return nil
 }
 
 func (c *Config) validate(getenv func(string) string) error {
@@ -115,6 +160,9 @@ func (c *Config) validate(getenv func(string) string) error {
 	if !c.Demo && c.RepoAllowlist == "" {
 		return fmt.Errorf("--repo-allowlist is required (e.g. github.com/myorg/*)")
 	}
+	if err := c.checkDemo(); err != nil {
+		return err
+	}
 	if c.Demo && c.RepoAllowlist == "" {
 		c.RepoAllowlist = demoAllowlist
 	}
@@ -130,12 +178,26 @@ func (c *Config) validate(getenv func(string) string) error {
 	return nil
 }
 
+// checkDemo refuses VCS credentials with --demo: the demo's API is open to
+// anyone who reaches it, so it must not be able to act on real repositories.
+func (c *Config) checkDemo() error {
+	if c.Demo && (c.GHToken != "" || c.GHAppID != 0 || c.GHAppKeyFile != "" || c.GHWebhookSecret != "") {
+		return fmt.Errorf("--demo takes no VCS credentials (--gh-token, --gh-app-id, --gh-app-key-file, --gh-webhook-secret)")
+	}
+	return nil
+}
+
 // demoAllowlist admits the demo's local repository.
 const demoAllowlist = "local/demo/*"
 
+// listenAddr is --addr, else --port on every interface, or on 127.0.0.1
+// only for the demo: its API is open.
 func (c *Config) listenAddr() string {
 	if c.Addr != "" {
 		return c.Addr
+	}
+	if c.Demo {
+		return fmt.Sprintf("127.0.0.1:%d", c.Port)
 	}
 	return fmt.Sprintf(":%d", c.Port)
 }

@@ -14,12 +14,14 @@ type apiResult struct {
 	Requests []atoll.Request `json:"requests"`
 	Jobs     []atoll.Job     `json:"jobs"`
 	Failed   bool            `json:"failed"`
+	Message  string          `json:"message"`
 	Error    string          `json:"error"`
 }
 
 func postAPI(t *testing.T, url string, header map[string]string, body string) (int, apiResult) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", url, bytes.NewBufferString(body))
+	req.Header.Set("Content-Type", "application/json")
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
@@ -82,4 +84,15 @@ func TestAtlantisAPI(t *testing.T) {
 		t.Fatalf("API apply = %d %+v", status, out)
 	}
 	mustContain(t, "apply comment", e.gh.pullComments(1)[len(e.gh.pullComments(1))-1], "Apply complete!")
+
+	// Applying again finds nothing to apply, and says so.
+	status, out = postAPI(t, e.m.URL+"/api/v1/apply", token, body)
+	if status != 200 || out.Failed || len(out.Jobs) != 0 || !strings.HasPrefix(out.Message, "Nothing to apply") {
+		t.Fatalf("API apply with nothing to apply = %d %+v; want 200, no jobs, a Nothing to apply message", status, out)
+	}
+	// A JSON client must say so: a form or text/plain body is refused.
+	status, out = postAPI(t, e.m.URL+"/api/v1/plan", map[string]string{"X-Atlantis-Token": "api-secret-for-tests", "Content-Type": "text/plain"}, body)
+	if status != http.StatusUnsupportedMediaType || !strings.Contains(out.Error, "application/json") {
+		t.Fatalf("text/plain API call = %d %+v; want 415", status, out)
+	}
 }

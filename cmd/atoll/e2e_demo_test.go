@@ -329,3 +329,44 @@ func TestDemoEndToEnd(t *testing.T) {
 		t.Fatalf("requests queued after restart:\n%s", metrics)
 	}
 }
+
+// The demo's API is open, so a page on any other site could post a form
+// (or a text/plain fetch) to it and apply its plan. Such requests are
+// refused; nothing is applied.
+func TestDemoRefusesCrossSiteRequests(t *testing.T) {
+	testEnv(t)
+	m := startDemo(t, t.TempDir())
+	demoWaitIdle(t, m) // the autoplan made plans there would be to apply
+	apply := `{"Repository":"demo/infra","PR":1}`
+	attacks := []struct {
+		name, path, contentType, body string
+		header                        map[string]string
+		status                        int
+	}{
+		{"form-like fetch from another site", "/api/v1/apply", "text/plain", apply,
+			map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"text/plain without browser headers", "/api/v1/apply", "text/plain", apply, nil, http.StatusUnsupportedMediaType},
+		{"form post of a comment", demoPullPath + "/comments", "application/x-www-form-urlencoded", "body=atlantis+apply",
+			map[string]string{"Origin": "null"}, http.StatusForbidden},
+		{"form post without Origin", demoPullPath + "/comments", "application/x-www-form-urlencoded", "body=atlantis+apply", nil, http.StatusUnsupportedMediaType},
+	}
+	for _, a := range attacks {
+		req, _ := http.NewRequest("POST", m.URL+a.path, strings.NewReader(a.body))
+		req.Header.Set("Content-Type", a.contentType)
+		for k, v := range a.header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readAll(t, resp)
+		if resp.StatusCode != a.status || !strings.Contains(body, `"error"`) {
+			t.Errorf("%s: status %d %s; want %d with an error", a.name, resp.StatusCode, body, a.status)
+		}
+	}
+	demoWaitIdle(t, m)
+	if jobs := demoJobs(t, m, atoll.JobApply); len(jobs) != 0 {
+		t.Fatalf("cross-site requests applied: %+v", jobs)
+	}
+}

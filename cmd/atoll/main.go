@@ -37,17 +37,54 @@ import (
 var Version = "dev"
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Getenv); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "atoll:", err)
-		}
-		os.Exit(2)
-	}
+	os.Exit(exitCode(run(os.Args[1:], os.Stdout, os.Getenv), os.Stderr))
 }
+
+// usageError is a command line that does not parse. printed says the flag
+// package has shown the problem and the usage already.
+type usageError struct {
+	err     error
+	printed bool
+}
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// exitCode reports err as one line "atoll: ..." and returns the exit code:
+// 0 on success (and -h), 2 for a command line that does not parse (as the
+// flag package does), 1 for every other error.
+func exitCode(err error, stderr io.Writer) int {
+	var usage usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &usage):
+		if !usage.printed {
+			fmt.Fprintln(stderr, "atoll:", oneLine(err.Error()))
+		}
+		return 2
+	}
+	fmt.Fprintln(stderr, "atoll:", oneLine(err.Error()))
+	return 1
+}
+
+// oneLine joins a multi-line message (Terraform's or git's output) so that
+// a start-up error stays one line.
+func oneLine(s string) string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "; ")
+}
+
+const usageLine = "usage: atoll server [flags] | atoll version"
 
 func run(args []string, stdout io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
-		return errors.New("usage: atoll server [flags] | atoll version")
+		return usageError{err: errors.New(usageLine)}
 	}
 	switch args[0] {
 	case "version":
@@ -55,7 +92,7 @@ func run(args []string, stdout io.Writer, getenv func(string) string) error {
 		return nil
 	case "server":
 		m := NewMain()
-		if err := m.Config.parse(args[1:], getenv); err != nil {
+		if err := m.Config.Parse(args[1:], getenv); err != nil {
 			return err
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -69,7 +106,7 @@ func run(args []string, stdout io.Writer, getenv func(string) string) error {
 		m.Logger.Info("shutting down: finishing running jobs", "timeout", m.Config.StopTimeout)
 		return m.Close()
 	default:
-		return fmt.Errorf("unknown command %q: usage: atoll server [flags] | atoll version", args[0])
+		return usageError{err: fmt.Errorf("unknown command %q: %s", args[0], usageLine)}
 	}
 }
 
@@ -98,6 +135,9 @@ func NewMain() *Main {
 // returns once it accepts requests.
 func (m *Main) Run(ctx context.Context) error {
 	c := &m.Config
+	if err := c.checkDemo(); err != nil {
+		return err
+	}
 	if c.Demo && c.RepoAllowlist == "" {
 		c.RepoAllowlist = demoAllowlist
 	}
@@ -126,11 +166,12 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.Server = &web.Server{DB: m.DB, Providers: providers, Logger: m.Logger, Version: Version, Node: c.NodeID,
+	srv := &web.Server{DB: m.DB, Providers: providers, Logger: m.Logger, Version: Version, Node: c.NodeID,
 		APISecret: c.APISecret, Demo: c.Demo}
-	if err := m.Server.Listen(c.listenAddr()); err != nil {
+	if err := srv.Listen(c.listenAddr()); err != nil {
 		return err
 	}
+	m.Server = srv
 	_, port, _ := net.SplitHostPort(m.Server.Addr())
 	m.URL = "http://127.0.0.1:" + port
 	publicURL := strings.TrimRight(c.PublicURL, "/")
@@ -142,6 +183,9 @@ func (m *Main) Run(ctx context.Context) error {
 	tfBin, err := exec.LookPath(c.TerraformBin)
 	if err == nil {
 		tfBin, err = filepath.Abs(tfBin)
+	}
+	if err != nil && c.DefaultTFVersion != "" {
+		return fmt.Errorf("--default-tf-version %s: --terraform-bin %s not found", c.DefaultTFVersion, c.TerraformBin)
 	}
 	if err != nil {
 		m.Logger.Warn("terraform binary not found: plans will fail until it is installed", "terraform_bin", c.TerraformBin, "err", err)
@@ -174,7 +218,7 @@ func (m *Main) Run(ctx context.Context) error {
 		// version the operator expects.
 		have, err := m.Runner.TerraformVersion(ctx)
 		if err != nil {
-			return fmt.Errorf("--default-tf-version: %w", err)
+			return fmt.Errorf("--default-tf-version %s: reading the version of --terraform-bin %s: %w", c.DefaultTFVersion, tfBin, err)
 		}
 		if ok, err := runner.Satisfies(have, c.DefaultTFVersion); err != nil || !ok {
 			return fmt.Errorf("--default-tf-version %s: --terraform-bin is Terraform %s", c.DefaultTFVersion, have)
@@ -227,7 +271,9 @@ func (m *Main) providers() (map[string]vcs.Provider, error) {
 // timeout) and closes the database.
 func (m *Main) Close() error {
 	var errs []error
-	if m.Server != nil && m.serveErr != nil {
+	if m.Server != nil {
+		// Also closes the listener of a server that never served (a
+		// start-up error after Listen).
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		errs = append(errs, m.Server.Shutdown(ctx))
 		cancel()

@@ -69,6 +69,7 @@ func cleanDir(dir string) (string, error) {
 		return "", fmt.Errorf("%q must be relative to the repository root, not absolute", dir)
 	}
 	if slices.Contains(strings.Split(dir, "/"), "..") {
+		//lint:ignore ST1005 ".." is the path element users must remove, not punctuation
 		return "", errors.New("must not contain ..")
 	}
 	return path.Clean(dir), nil

@@ -15,13 +15,23 @@ import (
 	"github.com/google/go-github/v88/github"
 )
 
+// CheckWebhook requires a well-formed X-Hub-Signature-256 header
+// (sha256=<64 hex digits>), so that unsigned bodies are refused unread.
+func (p *Provider) CheckWebhook(h http.Header) error {
+	if p.cfg.WebhookSecret == "" {
+		// Without a secret anyone could trigger plans and applies.
+		return atoll.Errorf(atoll.EUNAUTHORIZED, "webhook secret not configured")
+	}
+	_, err := parseSignature(h.Get(github.SHA256SignatureHeader))
+	return err
+}
+
 // ParseWebhook authenticates a GitHub webhook by its X-Hub-Signature-256
 // HMAC and reduces pull_request and issue_comment deliveries to an Event.
 // Other events, and comments on plain issues, give (nil, nil).
 func (p *Provider) ParseWebhook(r *http.Request, body []byte) (*vcs.Event, error) {
-	if p.cfg.WebhookSecret == "" {
-		// Without a secret anyone could trigger plans and applies.
-		return nil, atoll.Errorf(atoll.EUNAUTHORIZED, "webhook secret not configured")
+	if err := p.CheckWebhook(r.Header); err != nil {
+		return nil, err
 	}
 	if err := verifySignature(r.Header.Get(github.SHA256SignatureHeader), body, []byte(p.cfg.WebhookSecret)); err != nil {
 		return nil, err
@@ -46,18 +56,27 @@ func (p *Provider) ParseWebhook(r *http.Request, body []byte) (*vcs.Event, error
 	return ev, err
 }
 
-// verifySignature checks "sha256=<hex hmac>" in constant time. The legacy
-// SHA-1 header is deliberately not accepted.
-func verifySignature(header string, body, secret []byte) error {
+// parseSignature decodes "sha256=<64 hex digits>". The legacy SHA-1 header
+// is deliberately not accepted.
+func parseSignature(header string) ([]byte, error) {
 	hexMAC, ok := strings.CutPrefix(header, "sha256=")
 	if header == "" {
-		return atoll.Errorf(atoll.EUNAUTHORIZED, "missing X-Hub-Signature-256 header")
+		return nil, atoll.Errorf(atoll.EUNAUTHORIZED, "missing X-Hub-Signature-256 header")
 	} else if !ok {
-		return atoll.Errorf(atoll.EUNAUTHORIZED, "X-Hub-Signature-256 must start with sha256=")
+		return nil, atoll.Errorf(atoll.EUNAUTHORIZED, "X-Hub-Signature-256 must start with sha256=")
 	}
-	got, err := hex.DecodeString(hexMAC)
+	mac, err := hex.DecodeString(hexMAC)
+	if err != nil || len(mac) != sha256.Size {
+		return nil, atoll.Errorf(atoll.EUNAUTHORIZED, "malformed webhook signature: want sha256= and 64 hex digits")
+	}
+	return mac, nil
+}
+
+// verifySignature checks the header's HMAC of body in constant time.
+func verifySignature(header string, body, secret []byte) error {
+	got, err := parseSignature(header)
 	if err != nil {
-		return atoll.Errorf(atoll.EUNAUTHORIZED, "malformed webhook signature")
+		return err
 	}
 	mac := hmac.New(sha256.New, secret)
 	mac.Write(body)
@@ -165,12 +184,15 @@ func (p *Provider) issueCommentEvent(payload []byte) (*vcs.Event, error) {
 }
 
 // repoFromPayload also remembers the App installation the payload names.
+// GitHub names are case-insensitive (ACME/Infra is acme/infra): they are
+// lower-cased so that one repository has one identity, hence one set of
+// locks. HTMLURL keeps GitHub's spelling for links.
 func (p *Provider) repoFromPayload(r *hookRepo, inst *hookInstallation) (atoll.Repo, error) {
 	repo := atoll.Repo{
 		VCS:      atoll.VCSGitHub,
 		Host:     p.host,
-		Owner:    r.Owner.Login,
-		Name:     r.Name,
+		Owner:    strings.ToLower(r.Owner.Login),
+		Name:     strings.ToLower(r.Name),
 		CloneURL: r.CloneURL,
 		HTMLURL:  r.HTMLURL,
 	}

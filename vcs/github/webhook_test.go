@@ -94,13 +94,14 @@ var (
 		CloneURL: "https://github.com/runatlantis/atlantis-tests.git",
 		HTMLURL:  "https://github.com/runatlantis/atlantis-tests",
 	}
+	// Names are lower-cased (GitHub's are case-insensitive); links are not.
 	codertocat = atoll.Repo{
-		VCS: atoll.VCSGitHub, Host: "github.com", Owner: "Codertocat", Name: "Hello-World",
+		VCS: atoll.VCSGitHub, Host: "github.com", Owner: "codertocat", Name: "hello-world",
 		CloneURL: "https://github.com/Codertocat/Hello-World.git",
 		HTMLURL:  "https://github.com/Codertocat/Hello-World",
 	}
 	codertocatPull = atoll.Pull{
-		Repo: "Codertocat/Hello-World", Number: 2, Title: "Update the README with new information.",
+		Repo: "codertocat/hello-world", Number: 2, Title: "Update the README with new information.",
 		Author: "Codertocat", HeadSHA: "ec26c3e57ca3a959ca5aad62de7213c562f8c821", HeadRef: "changes",
 		BaseSHA: "f95f852bd8fca8fcc58a9a2d6c842781e32a215e", BaseRef: "master", State: atoll.PullOpen,
 		URL: "https://github.com/Codertocat/Hello-World/pull/2", CreatedAt: ts("2019-05-15T15:20:33Z"), UpdatedAt: ts("2019-05-15T15:20:33Z"),
@@ -393,5 +394,68 @@ func TestParseWebhookEnterpriseHost(t *testing.T) {
 	}
 	if ev.Repo.Host != "ghe.example.com" || ev.Repo.VCS != atoll.VCSGitHub {
 		t.Fatalf("Repo = %+v", ev.Repo)
+	}
+}
+
+// CheckWebhook refuses by the headers alone what ParseWebhook would refuse
+// for its signature, so the server need not read such bodies.
+func TestCheckWebhook(t *testing.T) {
+	p := tokenProvider(t)
+	body := []byte(`{}`)
+	cases := []struct {
+		name, sig string
+		ok        bool
+	}{
+		{"well-formed (even if wrong)", sign([]byte("another body"), "wrong"), true},
+		{"missing", "", false},
+		{"sha1", "sha1=" + strings.Repeat("a", 40), false},
+		{"no prefix", strings.Repeat("a", 64), false},
+		{"not hex", "sha256=" + strings.Repeat("z", 64), false},
+		{"short", "sha256=" + strings.Repeat("a", 62), false},
+		{"long", "sha256=" + strings.Repeat("a", 66), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := p.CheckWebhook(webhookRequest("pull_request", body, tc.sig).Header)
+			if tc.ok && err != nil {
+				t.Fatalf("CheckWebhook = %v; want nil", err)
+			}
+			if !tc.ok && atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
+				t.Fatalf("CheckWebhook = %v; want EUNAUTHORIZED", err)
+			}
+		})
+	}
+	np, err := ghp.New(ghp.Config{Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := np.CheckWebhook(webhookRequest("pull_request", body, sign(body, "")).Header); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
+		t.Fatalf("without a secret: CheckWebhook = %v; want EUNAUTHORIZED", err)
+	}
+}
+
+// ACME/INFRA and acme/infra are one GitHub repository, hence one identity.
+func TestParseWebhookRepoNameCase(t *testing.T) {
+	p := tokenProvider(t)
+	var repos []atoll.Repo
+	for _, owner := range []string{"ACME", "acme", "Acme"} {
+		body := editJSON(t, readFixture(t, "github/pull_request.opened.json"), func(m map[string]any) {
+			repo := m["repository"].(map[string]any)
+			repo["owner"].(map[string]any)["login"] = owner
+			repo["name"] = map[string]string{"ACME": "INFRA", "acme": "infra", "Acme": "Infra"}[owner]
+		})
+		ev, err := p.ParseWebhook(webhookRequest("pull_request", body, sign(body, secret)), body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		repos = append(repos, ev.Repo)
+		if ev.Pull.Repo != "acme/infra" {
+			t.Errorf("%s: Pull.Repo = %q; want acme/infra", owner, ev.Pull.Repo)
+		}
+	}
+	for _, r := range repos[1:] {
+		if r.Owner != repos[0].Owner || r.Name != repos[0].Name || r.FullName() != "acme/infra" {
+			t.Fatalf("repositories differ by case only but got %+v and %+v", repos[0], r)
+		}
 	}
 }

@@ -29,6 +29,11 @@ var _ vcs.Provider = (*Provider)(nil)
 // Kind implements vcs.Provider.
 func (p *Provider) Kind() string { return atoll.VCSLocal }
 
+// CheckWebhook implements vcs.Provider: local repositories send no webhooks.
+func (p *Provider) CheckWebhook(http.Header) error {
+	return atoll.Errorf(atoll.ENOTIMPLEMENTED, "Local repositories do not send webhooks.")
+}
+
 // ParseWebhook implements vcs.Provider: local repositories send no webhooks.
 func (p *Provider) ParseWebhook(*http.Request, []byte) (*vcs.Event, error) {
 	return nil, atoll.Errorf(atoll.ENOTIMPLEMENTED, "Local repositories do not send webhooks.")

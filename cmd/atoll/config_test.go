@@ -1,0 +1,96 @@
+package main_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	main "github.com/atollhq/atoll/cmd/atoll"
+)
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// Secrets can come from files (--FLAG-file or ATOLL_FLAG_FILE), keeping them
+// out of argv; the trailing newline is trimmed.
+func TestSecretFlagsFromFiles(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	token, hook, api := file("token", "ghp_tok\n"), file("hook", "hook secret\r\n"), file("api", "api-secret")
+	empty := file("empty", "\n")
+
+	var c main.Config
+	err := c.Parse([]string{"--repo-allowlist", "github.com/acme/*", "--gh-token-file", token, "--gh-webhook-secret-file", hook},
+		envOf(map[string]string{"ATOLL_API_SECRET_FILE": api}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.GHToken != "ghp_tok" || c.GHWebhookSecret != "hook secret" || c.APISecret != "api-secret" {
+		t.Fatalf("secrets = %q %q %q", c.GHToken, c.GHWebhookSecret, c.APISecret)
+	}
+
+	bad := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"flag and file", []string{"--gh-token", "x", "--gh-token-file", token}, nil, "--gh-token and --gh-token-file are both set"},
+		{"env and file flag", []string{"--api-secret-file", api}, map[string]string{"ATOLL_API_SECRET": "x"}, "--api-secret and --api-secret-file are both set"},
+		{"flag and env file", []string{"--gh-webhook-secret", "x"}, map[string]string{"ATOLL_GH_WEBHOOK_SECRET_FILE": hook}, "both set"},
+		{"missing file", []string{"--gh-token-file", filepath.Join(dir, "missing")}, nil, "--gh-token-file"},
+		{"empty file", []string{"--api-secret-file", empty}, nil, "is empty"},
+	}
+	for _, b := range bad {
+		t.Run(b.name, func(t *testing.T) {
+			var c main.Config
+			err := c.Parse(append([]string{"--repo-allowlist", "github.com/acme/*"}, b.args...), envOf(b.env))
+			if err == nil || !strings.Contains(err.Error(), b.want) {
+				t.Fatalf("Parse = %v; want an error containing %q", err, b.want)
+			}
+		})
+	}
+}
+
+// The demo's API is open: it refuses VCS credentials and listens on
+// 127.0.0.1 unless --addr says otherwise.
+func TestDemoIsLocalOnly(t *testing.T) {
+	for _, args := range [][]string{
+		{"--demo", "--gh-token", "x", "--gh-webhook-secret", "y"},
+		{"--demo", "--gh-app-id", "1", "--gh-app-key-file", "k.pem", "--gh-webhook-secret", "y"},
+		{"--demo", "--gh-webhook-secret", "y"},
+	} {
+		var c main.Config
+		if err := c.Parse(args, envOf(nil)); err == nil || !strings.Contains(err.Error(), "--demo takes no VCS credentials") {
+			t.Errorf("Parse(%v) = %v; want a refusal", args, err)
+		}
+	}
+
+	testEnv(t)
+	m := main.NewMain()
+	m.Config.Demo, m.Config.Port, m.Config.DataDir = true, 0, t.TempDir()
+	m.Config.TerraformBin, m.Config.LogLevel = terraformBin(t), "warn"
+	m.Config.GHToken, m.Config.GHWebhookSecret = "x", "y"
+	if err := m.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "--demo takes no VCS credentials") {
+		m.Close()
+		t.Fatalf("Run with --demo and a token = %v; want a refusal", err)
+	}
+	m.Close()
+	m.Config.GHToken, m.Config.GHWebhookSecret = "", ""
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	host, _, _ := net.SplitHostPort(m.Server.Addr())
+	if host != "127.0.0.1" {
+		t.Fatalf("the demo listens on %s; want 127.0.0.1", m.Server.Addr())
+	}
+}

@@ -1,0 +1,36 @@
+package web
+
+import (
+	"mime"
+	"net/http"
+)
+
+// guardMutations keeps browsers on other sites away from every route that
+// changes state (any method but GET, HEAD and OPTIONS): the request must
+// pass Go's cross-origin protection (Sec-Fetch-Site, else Origin against
+// Host) and carry a JSON body type, which no HTML form can send. POST
+// /events is exempt: webhooks come from the VCS host, authenticated by
+// their signature.
+func guardMutations(next http.Handler) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.Method == http.MethodPost && r.URL.Path == "/events" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if err := cop.Check(r); err != nil {
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": "Cross-origin request refused: use the API from Atoll's own pages or a non-browser client."})
+			return
+		}
+		if media, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); media != "application/json" {
+			writeJSON(w, http.StatusUnsupportedMediaType, map[string]string{"error": "Content-Type must be application/json."})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,117 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner"
+	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/vcs"
+	ghp "github.com/atollhq/atoll/vcs/github"
+	"github.com/atollhq/atoll/web"
+)
+
+func decodeBody(t *testing.T, res *http.Response, v any) {
+	t.Helper()
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v: %q", res.Request.URL.Path, err, b)
+	}
+}
+
+const webhookSecret = "web-test-secret"
+
+func sign(body []byte) string {
+	mac := hmac.New(sha256.New, []byte(webhookSecret))
+	mac.Write(body)
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// logBuffer collects the server's log records as JSON lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// records returns the logged records with the given message.
+func (l *logBuffer) records(t *testing.T, msg string) []map[string]any {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	dec := json.NewDecoder(bytes.NewReader(l.buf.Bytes()))
+	for dec.More() {
+		var rec map[string]any
+		if err := dec.Decode(&rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec["msg"] == msg {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// liveServer is a web.Server on a real listener on 127.0.0.1 with GitHub
+// webhooks configured, a real database and an unstarted runner.
+type liveServer struct {
+	*web.Server
+	URL  string
+	logs *logBuffer
+}
+
+func startLiveServer(t *testing.T, configure func(*web.Server)) *liveServer {
+	t.Helper()
+	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
+	if err := db.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	gh, err := ghp.New(ghp.Config{Token: "t", WebhookSecret: webhookSecret, APIURL: "http://127.0.0.1:1/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	s := &web.Server{DB: db, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
+		Providers: map[string]vcs.Provider{atoll.VCSGitHub: gh},
+		Runner:    &runner.Runner{DB: db, Hub: runner.NewHub(), Allowlist: runner.ParseAllowlist("github.com/acme/*")}}
+	if configure != nil {
+		configure(s)
+	}
+	if err := s.Listen("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve() }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return &liveServer{Server: s, URL: "http://" + s.Addr(), logs: logs}
+}
