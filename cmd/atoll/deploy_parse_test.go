@@ -27,17 +27,6 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// buildAtoll builds this command into a temporary directory.
-func buildAtoll(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "atoll")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 var usageFlag = regexp.MustCompile(`^\s+-([a-z0-9][a-z0-9-]*)`)
 
 // serverFlags is every flag `atoll server` accepts, as the built binary's
