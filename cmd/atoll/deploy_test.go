@@ -283,7 +283,8 @@ func TestDeployDockerfile(t *testing.T) {
 		if rel, ok := strings.CutPrefix(target, workdir+"/"); ok && workdir != "" {
 			local = filepath.Join(root, rel)
 		}
-		out, err := exec.Command("make", "-n", "-C", root, local).CombinedOutput()
+		// -B: print the recipe even where the target is already built.
+		out, err := exec.Command("make", "-n", "-B", "-C", root, local).CombinedOutput()
 		if err != nil {
 			t.Errorf("Dockerfile: make %s: not a target of the Makefile (make -n %s: %v)\n%s", target, local, err, out)
 			continue
