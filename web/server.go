@@ -34,6 +34,9 @@ type Server struct {
 	APISecret string
 	Demo      bool
 	Metrics   *Metrics
+	// Cluster reports this node's role (nil: a single node, always active).
+	// A standby forwards what it does not serve itself to the active.
+	Cluster atoll.NodeService
 
 	// ReadTimeout, WriteTimeout and IdleTimeout bound every connection, so
 	// that slow or idle clients cannot hold sockets (zero means 30 s, 60 s
@@ -102,7 +105,7 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("POST "+prefix+"/apply", s.authenticated(s.handleAPIApply))
 	}
 	s.pageRoutes(mux)
-	return s.logRequests(guardMutations(mux))
+	return s.logRequests(s.forwardToActive(guardMutations(mux)))
 }
 
 // Listen binds addr (":0" picks a free port).

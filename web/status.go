@@ -1,26 +1,25 @@
 package web
 
-import "net/http"
+import (
+	"context"
+	"net/http"
 
-type statusResponse struct {
-	Node        string            `json:"node"`
-	Role        string            `json:"role"`
-	Epoch       int64             `json:"epoch"`
-	Version     string            `json:"version"`
-	ActiveNode  string            `json:"active_node"`
-	Replication replicationStatus `json:"replication"`
+	"github.com/atollhq/atoll"
+)
+
+// nodeStatus is this node's role; without a cluster the node is the only
+// one, active at epoch 1, ready while its database can be written.
+func (s *Server) nodeStatus(ctx context.Context) atoll.NodeStatus {
+	if s.Cluster != nil {
+		st := s.Cluster.Status(ctx)
+		st.Ready = st.Ready && st.Role == atoll.RoleActive && s.DB.WriteHealth() == nil
+		return st
+	}
+	return atoll.NodeStatus{Node: s.Node, Role: atoll.RoleActive, Epoch: 1, Version: s.Version, ActiveNode: s.Node,
+		Replication: &atoll.ReplicationStatus{}, Ready: s.DB.WriteHealth() == nil}
 }
 
-type replicationStatus struct {
-	URL        string `json:"url"`
-	LagMS      int64  `json:"lag_ms"`
-	LocalTXID  int64  `json:"local_txid"`
-	RemoteTXID int64  `json:"remote_txid"`
-}
-
-// handleStatus describes this node. Replication and the lease come with the
-// HA work; until then the node is the active one at epoch 1 and replicates
-// nowhere.
+// handleStatus describes this node, the active node and replication.
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, statusResponse{Node: s.Node, Role: "active", Epoch: 1, Version: s.Version, ActiveNode: s.Node})
+	writeJSON(w, http.StatusOK, s.nodeStatus(r.Context()))
 }

@@ -1,0 +1,65 @@
+package web
+
+import (
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+
+	"github.com/atollhq/atoll"
+)
+
+// forwardedHeader marks a request a standby forwarded, so that it is never
+// forwarded twice (two standbys, or a stale view of who is active).
+const forwardedHeader = "X-Atoll-Forwarded-By"
+
+// servedByEveryNode are the routes a standby answers itself.
+var servedByEveryNode = map[string]bool{"/healthz": true, "/readyz": true, "/api/v1/status": true, "/metrics": true}
+
+// forwardToActive sends what a standby does not serve itself to the active
+// node: by reverse proxy to the active's advertise URL (websockets
+// included), or on Fly.io by asking Fly's proxy to replay the request on
+// the active machine. With no active node known it answers 503 and
+// Retry-After: a webhook is then redelivered, never lost silently.
+func (s *Server) forwardToActive(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.Cluster == nil || servedByEveryNode[r.URL.Path] {
+			next.ServeHTTP(w, r)
+			return
+		}
+		st := s.Cluster.Status(r.Context())
+		if st.Role == atoll.RoleActive {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.Header.Get(forwardedHeader) != "" || st.ActiveURL == "" {
+			w.Header().Set("Retry-After", "2")
+			s.error(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "This node is a standby and no active node is known yet: try again shortly."))
+			return
+		}
+		if os.Getenv("FLY_APP_NAME") != "" && st.ActiveNode != "" {
+			w.Header().Set("fly-replay", "instance="+st.ActiveNode)
+			w.WriteHeader(http.StatusConflict)
+			return
+		}
+		target, err := url.Parse(st.ActiveURL)
+		if err != nil {
+			s.error(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "The active node's address is invalid."))
+			return
+		}
+		proxy := &httputil.ReverseProxy{
+			Rewrite: func(pr *httputil.ProxyRequest) {
+				pr.SetURL(target)
+				pr.Out.Host = pr.In.Host
+				pr.SetXForwarded()
+				pr.Out.Header.Set(forwardedHeader, st.Node)
+			},
+			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+				s.Logger.Warn("forward to the active node failed", "active", st.ActiveNode, "err", err)
+				w.Header().Set("Retry-After", "2")
+				s.error(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "The active node did not answer: try again shortly."))
+			},
+		}
+		proxy.ServeHTTP(w, r)
+	})
+}
