@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/atollhq/atoll/store"
 )
 
 // Config is every flag of `atoll server`. Each flag is also read from the
@@ -39,6 +41,8 @@ type Config struct {
 	APISecret        string
 	NodeID           string
 	Demo             bool
+
+	Retention store.Retention // --retain-* (retention.go)
 }
 
 func (c *Config) flags(fs *flag.FlagSet) {
@@ -67,6 +71,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.APISecret, "api-secret", "", "token for mutating API calls (X-Atlantis-Token or Authorization: Bearer)")
 	fs.StringVar(&c.NodeID, "node-id", "", "this node's name (default FLY_MACHINE_ID or the hostname)")
 	fs.BoolVar(&c.Demo, "demo", false, "run the self-contained demo (local repository, no credentials)")
+	retentionFlags(fs, &c.Retention)
 }
 
 // parse reads args, then the environment for flags not given.
@@ -111,6 +116,9 @@ func (c *Config) validate(getenv func(string) string) error {
 	}
 	if c.ExecutableName == "" || strings.ContainsAny(c.ExecutableName, " \t\n") {
 		return fmt.Errorf("--executable-name must be one word")
+	}
+	if err := validateRetention(c.Retention); err != nil {
+		return err
 	}
 	if !c.Demo && c.RepoAllowlist == "" {
 		return fmt.Errorf("--repo-allowlist is required (e.g. github.com/myorg/*)")
