@@ -194,6 +194,10 @@ func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
 	return st.QueryRowContext(tx.ctx, args...)
 }
 
+func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
+	return tx.tx.QueryContext(tx.ctx, query, args...)
+}
+
 // querier is what read helpers need, satisfied by *sql.DB and *sql.Tx.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)

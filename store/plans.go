@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/atollhq/atoll"
 )
@@ -111,13 +112,16 @@ func (db *DB) PendingPlans(ctx context.Context, pullID int64) ([]*atoll.Plan, er
 // PlanByJob returns the plan a plan job produced, with file bytes.
 func (db *DB) PlanByJob(ctx context.Context, jobID int64) (*atoll.Plan, error) {
 	var p *atoll.Plan
-	row := db.read.QueryRowContext(ctx, `SELECT `+planColumns+`, file, show_json FROM plans WHERE job_id = ?`, jobID)
+	row := db.read.QueryRowContext(ctx, `SELECT `+planColumns+`, file, show_json, pruned_at FROM plans WHERE job_id = ?`, jobID)
 	var file, show []byte
-	p, err := scanPlan(scanExtra{row, []any{&file, &show}})
+	var pruned sql.NullInt64
+	p, err := scanPlan(scanExtra{row, []any{&file, &show, &pruned}})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, atoll.Errorf(atoll.ENOTFOUND, "No plan for job %d.", jobID)
 	} else if err != nil {
 		return nil, fmt.Errorf("store plan of job %d: %w", jobID, err)
+	} else if pruned.Valid {
+		return nil, errPlanPruned(p.ID, pruned.Int64)
 	}
 	p.File, p.ShowJSON = file, show
 	return p, nil
@@ -128,14 +132,28 @@ func (db *DB) PlanByJob(ctx context.Context, jobID int64) (*atoll.Plan, error) {
 func (db *DB) PlanFile(ctx context.Context, id int64) ([]byte, error) {
 	var file []byte
 	var want string
-	if err := db.read.QueryRowContext(ctx, `SELECT file, sha256 FROM plans WHERE id = ?`, id).Scan(&file, &want); err != nil {
+	var pruned sql.NullInt64
+	err := db.read.QueryRowContext(ctx, `SELECT file, sha256, pruned_at FROM plans WHERE id = ?`, id).Scan(&file, &want, &pruned)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, atoll.Errorf(atoll.ENOTFOUND, "Plan %d not found.", id)
+	} else if err != nil {
 		return nil, fmt.Errorf("store plan file %d: %w", id, err)
+	} else if pruned.Valid {
+		return nil, errPlanPruned(id, pruned.Int64)
 	}
 	sum := sha256.Sum256(file)
 	if hex.EncodeToString(sum[:]) != want {
 		return nil, atoll.Errorf(atoll.EINTERNAL, "Stored plan %d does not match its hash.", id)
 	}
 	return file, nil
+}
+
+// errPlanPruned says that retention dropped a plan's bytes (only ever of an
+// applied or discarded plan), rather than letting the empty file fail its
+// hash check.
+func errPlanPruned(id, at int64) error {
+	return atoll.Errorf(atoll.ENOTFOUND, "The plan file was pruned by retention (--retain-plan-files): plan %d was applied or discarded, and its file removed on %s. Plan again.",
+		id, fromTS(at).Format(time.DateOnly))
 }
 
 // scanExtra appends destinations to a scan so that shared column lists can

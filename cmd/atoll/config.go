@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/atollhq/atoll/store"
 )
 
 // Config is every flag of `atoll server`. Each flag is also read from the
@@ -40,6 +42,8 @@ type Config struct {
 	APISecret        string
 	NodeID           string
 	Demo             bool
+
+	Retention store.Retention // --retain-* (retention.go)
 
 	// secretFiles holds --FLAG-file for each secret flag, by flag name.
 	secretFiles map[string]*string
@@ -79,6 +83,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	for _, name := range secretFlags {
 		c.secretFiles[name] = fs.String(name+"-file", "", "file holding --"+name+" (trailing newline trimmed)")
 	}
+	retentionFlags(fs, &c.Retention)
 }
 
 // Parse reads args, then the environment for flags not given, and checks
@@ -156,6 +161,9 @@ func (c *Config) validate(getenv func(string) string) error {
 	}
 	if c.ExecutableName == "" || strings.ContainsAny(c.ExecutableName, " \t\n") {
 		return fmt.Errorf("--executable-name must be one word")
+	}
+	if err := validateRetention(c.Retention); err != nil {
+		return err
 	}
 	if !c.Demo && c.RepoAllowlist == "" {
 		return fmt.Errorf("--repo-allowlist is required (e.g. github.com/myorg/*)")

@@ -120,7 +120,8 @@ type Main struct {
 	// URL is where the server listens (http://127.0.0.1:PORT).
 	URL string
 
-	serveErr chan error
+	serveErr   chan error
+	stopPruner func()
 }
 
 // NewMain returns a Main with default configuration.
@@ -227,6 +228,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.Runner.Start(ctx); err != nil {
 		return err
 	}
+	m.startPruner()
 	m.serveErr = make(chan error, 1)
 	go func() { m.serveErr <- m.Server.Serve() }()
 	m.Logger.Info("atoll started", "url", m.URL, "public_url", publicURL, "node", c.NodeID, "demo", c.Demo, "data_dir", dataDir)
@@ -277,6 +279,9 @@ func (m *Main) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		errs = append(errs, m.Server.Shutdown(ctx))
 		cancel()
+	}
+	if m.stopPruner != nil {
+		m.stopPruner()
 	}
 	if m.Runner != nil {
 		m.Runner.Stop()
