@@ -169,6 +169,23 @@ func (r *Runner) Stop() {
 	})
 }
 
+// Kill stops the work at once, for a node that lost its lease: no new work
+// is claimed, running Terraform is interrupted and every process group
+// Terraform and git started is killed, whatever the stop timeout. Nothing
+// more is written: the node's database writes are already refused.
+func (r *Runner) Kill() {
+	if r.stop == nil {
+		return
+	}
+	r.cancelJob()
+	if r.Procs != nil {
+		if _, err := r.Procs.KillAll(); err != nil {
+			r.Logger.Error("kill running processes", "err", err)
+		}
+	}
+	r.Stop()
+}
+
 func (r *Runner) stopping() bool {
 	select {
 	case <-r.stop:
