@@ -2,36 +2,40 @@ package replica
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
+	"net/url"
 	"sync"
 	"time"
 
 	"github.com/benbjohnson/litestream"
+
+	"github.com/atollhq/atoll"
 )
 
 // DefaultFollowInterval is how often a Follower polls the replica for new
 // LTX files (one LIST of L0 per poll).
 const DefaultFollowInterval = 100 * time.Millisecond
 
-// Follower keeps a local copy of the replica up to date on the standby
-// (Litestream's restore in follow mode): a full restore first, then every
-// new LTX file applied as it appears. Its position is in the <db>-txid file.
+// Follower keeps a local copy of the replica up to date on the standby: a
+// full restore first, then every new LTX file applied as it appears, like
+// Litestream's restore in follow mode, except that the pages are written
+// through SQLite (see apply.go) so that the standby can read the copy while
+// it is being applied. The copy is a WAL-mode database: readers open it
+// read-only (mode=ro or query_only) and always see a whole LTX file or none
+// of it. Its position is in the <db>-txid file, as with Litestream.
 type Follower struct {
 	client   litestream.ReplicaClient
 	path     string
 	interval time.Duration
 
-	// Logger receives Litestream's messages (its per-poll Info messages as
-	// Debug). Set it before Start.
+	// Logger receives the follower's messages. Set it before Start.
 	Logger *slog.Logger
 
 	mu         sync.Mutex
 	cancel     context.CancelFunc
 	done       chan struct{}
-	caughtUpAt time.Time
+	caughtUpAt time.Time // when a poll last found nothing newer
 }
 
 // NewFollower returns a Follower that restores client into dbPath and polls
@@ -43,21 +47,19 @@ func NewFollower(client litestream.ReplicaClient, dbPath string, interval time.D
 	return &Follower{client: client, path: dbPath, interval: interval, Logger: slog.Default()}
 }
 
-// Start starts following in the background, until Stop or ctx ends. A copy
-// left by an earlier Follower is resumed from its position; any other file
-// at dbPath (a database this node used as the active one) is wiped first and
-// restored in full: the replica is the truth. Use CatchUp to wait for the
-// copy.
+// Start wipes whatever is at dbPath (the replica is the truth; a standby's
+// database is small, so it is restored in full rather than trusted) and
+// starts restoring and following in the background, until Stop or ctx
+// ends. Use CatchUp to wait for the copy, and open readers after it: the
+// first restore creates the file.
 func (f *Follower) Start(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.cancel != nil {
 		return fmt.Errorf("follow %s: already started", f.path)
 	}
-	if !f.resumable() {
-		if err := Wipe(f.path); err != nil {
-			return fmt.Errorf("follow %s: %w", f.path, err)
-		}
+	if err := Wipe(f.path); err != nil {
+		return fmt.Errorf("follow %s: %w", f.path, err)
 	}
 	if err := f.client.Init(ctx); err != nil {
 		return fmt.Errorf("follow %s: %w", f.path, err)
@@ -69,60 +71,69 @@ func (f *Follower) Start(ctx context.Context) error {
 	return nil
 }
 
-// resumable reports whether dbPath holds a follower copy Litestream can
-// resume: its follow position exists, and nothing else has written it (no
-// WAL, no Litestream state of its own).
-func (f *Follower) resumable() bool {
-	if _, err := os.Stat(f.path); err != nil {
-		return false
-	}
-	if _, err := os.Stat(litestream.TXIDPath(f.path)); err != nil {
-		return false
-	}
-	if fi, err := os.Stat(f.path + "-wal"); err == nil && fi.Size() > 0 {
-		return false
-	}
-	if _, err := os.Stat(metaDir(f.path)); err == nil {
-		return false
-	}
-	return true
-}
-
-// run restores and follows until ctx ends. Restore returns only on an error
-// (follow mode itself retries failed polls): then it starts over, from
-// scratch if the copy cannot be resumed.
+// run restores the copy, then polls until ctx ends. A failed poll is tried
+// again at the next tick.
 func (f *Follower) run(ctx context.Context, done chan struct{}) {
 	defer close(done)
-	r := newReplica(f.path, f.client, f.Logger)
 	logger := f.Logger.With("follow", f.path)
-	backoff := f.interval
-	for ctx.Err() == nil {
-		opt := litestream.NewRestoreOptions()
-		opt.OutputPath = f.path
-		opt.Follow = true
-		opt.FollowInterval = f.interval
-		err := r.Restore(ctx, opt)
-		if ctx.Err() != nil {
-			return
+	for {
+		err := Restore(ctx, f.client, f.path, false)
+		if err == nil {
+			break
 		}
-		if errors.Is(err, litestream.ErrTxNotAvailable) || errors.Is(err, litestream.ErrNoSnapshots) {
-			backoff = f.interval // nothing replicated yet: wait for the active node
-		} else {
-			logger.Error("follow failed; restoring again", "error", err, "retry_in", backoff)
-			if err := Wipe(f.path); err != nil {
-				logger.Error("follow: wipe", "error", err)
+		if atoll.ErrorCode(err) != atoll.ENOTFOUND && ctx.Err() == nil {
+			logger.Error("follow: restore failed", "error", err)
+		}
+		// Nothing replicated yet: wait for the active node.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(f.interval):
+		}
+	}
+	ap, err := openApplier(f.path, f.client)
+	if err != nil {
+		logger.Error("follow: open the copy", "error", err)
+		return
+	}
+	defer ap.close()
+	logger.Debug("follow: restored", "txid", ap.txid)
+
+	tick := time.NewTicker(f.interval)
+	defer tick.Stop()
+	var failing bool
+	for {
+		polled := time.Now()
+		current, err := ap.poll(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			if !failing { // once per outage, not once per poll
+				logger.Error("follow: applying the replica failed; retrying", "txid", ap.txid, "error", err)
 			}
-			backoff = min(2*backoff, 5*time.Second)
+			failing = true
+		default:
+			if failing {
+				logger.Info("follow: applying again", "txid", ap.txid)
+			}
+			failing = false
+			if current {
+				f.mu.Lock()
+				f.caughtUpAt = polled
+				f.mu.Unlock()
+			}
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(backoff):
+			return
+		case <-tick.C:
 		}
 	}
 }
 
-// Stop stops following and waits (within ctx) for the last LTX file being
-// applied to be finished.
+// Stop stops following and waits (within ctx) for the LTX file being
+// applied, if any: the copy is then left whole, at its last position.
 func (f *Follower) Stop(ctx context.Context) error {
 	f.mu.Lock()
 	cancel, done := f.cancel, f.done
@@ -153,13 +164,13 @@ func (f *Follower) TXID() (TXID, error) {
 // Lag compares the local copy with the replica.
 type Lag struct {
 	Local, Remote TXID
-	// Behind is how long the copy has been behind: the time since Lag or
-	// CatchUp last saw it at the replica's newest TXID (since Start if
-	// never). Zero when it is current.
+	// Behind is zero when the copy is at the replica's newest TXID, else
+	// the time since the follower last found nothing newer to apply (since
+	// Start if never).
 	Behind time.Duration
 }
 
-// Lag reads the replica's newest TXID (one listing of the replica) and
+// Lag reads the replica's newest TXID (one listing of each level) and
 // compares the local copy with it.
 func (f *Follower) Lag(ctx context.Context) (Lag, error) {
 	remote, err := MaxTXID(ctx, f.client)
@@ -171,18 +182,17 @@ func (f *Follower) Lag(ctx context.Context) (Lag, error) {
 		return Lag{}, err
 	}
 	lag := Lag{Local: local, Remote: remote}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if local >= remote && local > 0 {
-		f.caughtUpAt = time.Now()
-	} else {
+	if local < remote || local == 0 {
+		f.mu.Lock()
 		lag.Behind = time.Since(f.caughtUpAt)
+		f.mu.Unlock()
 	}
 	return lag, nil
 }
 
 // CatchUp waits until the local copy has reached the replica's newest TXID
-// as of the call, or ctx ends.
+// as of the call, or ctx ends. It fails at once if the replica is behind
+// the copy (a replica reset under a running standby: restart the Follower).
 func (f *Follower) CatchUp(ctx context.Context) error {
 	target, err := MaxTXID(ctx, f.client)
 	if err != nil {
@@ -195,11 +205,11 @@ func (f *Follower) CatchUp(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if target > 0 && local >= target {
-			f.mu.Lock()
-			f.caughtUpAt = time.Now()
-			f.mu.Unlock()
+		switch {
+		case target > 0 && local == target:
 			return nil
+		case local > target:
+			return fmt.Errorf("follow %s: the replica (at %s) is behind the local copy (at %s)", f.path, target, local)
 		}
 		select {
 		case <-ctx.Done():
@@ -209,27 +219,14 @@ func (f *Follower) CatchUp(ctx context.Context) error {
 	}
 }
 
-// demoteInfo logs Litestream's Info messages as Debug: in follow mode it
-// logs one per poll that applied something, many per second on a busy
-// replica.
-type demoteInfo struct{ slog.Handler }
-
-func (h demoteInfo) Enabled(ctx context.Context, l slog.Level) bool {
-	if l == slog.LevelInfo {
-		l = slog.LevelDebug
-	}
-	return h.Handler.Enabled(ctx, l)
+// ReadOnlyDSN is the modernc.org/sqlite DSN the standby reads the copy at
+// path with: read-only, never changing its journal mode (the copy is in WAL
+// mode, which gives readers a consistent snapshot while LTX files are
+// applied).
+func ReadOnlyDSN(path string) string {
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "query_only(1)")
+	return "file:" + path + "?" + q.Encode()
 }
-
-func (h demoteInfo) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level == slog.LevelInfo {
-		r.Level = slog.LevelDebug
-	}
-	return h.Handler.Handle(ctx, r)
-}
-
-func (h demoteInfo) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return demoteInfo{h.Handler.WithAttrs(attrs)}
-}
-
-func (h demoteInfo) WithGroup(name string) slog.Handler { return demoteInfo{h.Handler.WithGroup(name)} }

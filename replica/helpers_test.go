@@ -205,3 +205,7 @@ func eventually(t testing.TB, timeout time.Duration, what string, cond func() (b
 }
 
 func name(i int) string { return fmt.Sprintf("w%03d", i) }
+
+func markEvent(action string) func(*store.Tx) error {
+	return func(tx *store.Tx) error { return tx.AddEvent(atoll.Event{Actor: "test", Action: action}) }
+}

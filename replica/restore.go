@@ -17,18 +17,25 @@ import (
 )
 
 // Restore writes the replica's latest database to outputPath (`atoll
-// restore`, and promotion of a standby whose copy is stale). An existing
+// restore`, and promotion of a standby whose copy is stale) and records the
+// TXID it restored in outputPath-txid, as a follower copy's position (so
+// IsCurrent can tell whether the replica has moved on since). An existing
 // file is refused unless overwrite is set; with overwrite the old database,
-// its WAL, its follow position and Litestream's local state are replaced
-// only once the new copy is complete.
+// its WAL, its position and Litestream's local state are replaced only once
+// the new copy is complete.
 func Restore(ctx context.Context, client litestream.ReplicaClient, outputPath string, overwrite bool) error {
 	if _, err := os.Stat(outputPath); err == nil && !overwrite {
 		return atoll.Errorf(atoll.ECONFLICT, "%s already exists; restoring would replace it", outputPath)
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("replica restore %s: %w", outputPath, err)
 	}
-	if err := client.Init(ctx); err != nil {
+	// Restore a fixed TXID (the newest now), so that the position recorded
+	// is exactly what was restored.
+	txid, err := MaxTXID(ctx, client)
+	if err != nil {
 		return fmt.Errorf("replica restore %s: %w", outputPath, err)
+	} else if txid == 0 {
+		return atoll.Errorf(atoll.ENOTFOUND, "The replica holds no database.")
 	}
 	// Restore beside the target, then move it into place: a failed restore
 	// leaves whatever was there.
@@ -36,24 +43,24 @@ func Restore(ctx context.Context, client litestream.ReplicaClient, outputPath st
 	if err := Wipe(tmp); err != nil {
 		return fmt.Errorf("replica restore %s: %w", outputPath, err)
 	}
+	defer Wipe(tmp)
 	opt := litestream.NewRestoreOptions()
 	opt.OutputPath = tmp
+	opt.TXID = txid
 	opt.IntegrityCheck = litestream.IntegrityCheckQuick
 	if err := newReplica(tmp, client, slog.Default()).Restore(ctx, opt); err != nil {
-		Wipe(tmp)
-		if errors.Is(err, litestream.ErrTxNotAvailable) || errors.Is(err, litestream.ErrNoSnapshots) {
-			return atoll.Errorf(atoll.ENOTFOUND, "The replica holds no database.")
-		}
 		return fmt.Errorf("replica restore %s: %w", outputPath, err)
 	}
 	if err := Wipe(outputPath); err != nil {
-		Wipe(tmp)
 		return fmt.Errorf("replica restore %s: %w", outputPath, err)
 	}
 	if err := os.Rename(tmp, outputPath); err != nil {
 		return fmt.Errorf("replica restore %s: %w", outputPath, err)
 	}
-	return syncDir(filepath.Dir(outputPath))
+	if err := litestream.WriteTXIDFile(outputPath, txid); err != nil {
+		return fmt.Errorf("replica restore %s: %w", outputPath, err)
+	}
+	return nil
 }
 
 // newReplica returns a replica of client for restoring into path. Litestream
@@ -87,18 +94,6 @@ func Wipe(path string) error {
 func metaDir(path string) string {
 	dir, file := filepath.Split(path)
 	return filepath.Join(dir, "."+file+litestream.MetaDirSuffix)
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	return nil
 }
 
 // MaxTXID returns the newest TXID in the replica (0 when it is empty). L0
@@ -248,3 +243,27 @@ func sameLTX(ctx context.Context, client litestream.ReplicaClient, info *ltx.Fil
 		}
 	}
 }
+
+// demoteInfo logs Litestream's Info messages as Debug: they are about its
+// own progress ("post-restore integrity check passed" on every restore).
+type demoteInfo struct{ slog.Handler }
+
+func (h demoteInfo) Enabled(ctx context.Context, l slog.Level) bool {
+	if l == slog.LevelInfo {
+		l = slog.LevelDebug
+	}
+	return h.Handler.Enabled(ctx, l)
+}
+
+func (h demoteInfo) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelInfo {
+		r.Level = slog.LevelDebug
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h demoteInfo) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return demoteInfo{h.Handler.WithAttrs(attrs)}
+}
+
+func (h demoteInfo) WithGroup(name string) slog.Handler { return demoteInfo{h.Handler.WithGroup(name)} }
