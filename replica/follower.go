@@ -72,33 +72,50 @@ func (f *Follower) Start(ctx context.Context) error {
 }
 
 // run restores the copy, then polls until ctx ends. A failed poll is tried
-// again at the next tick.
+// again at the next tick; a copy that cannot be opened is restored again.
 func (f *Follower) run(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	logger := f.Logger.With("follow", f.path)
+	for ctx.Err() == nil {
+		ap, err := f.restore(ctx, logger)
+		if err != nil {
+			logger.Error("follow: open the restored copy; restoring again", "error", err)
+			if err := Wipe(f.path); err != nil {
+				logger.Error("follow: wipe", "error", err)
+			}
+			f.sleep(ctx, 5*f.interval)
+			continue
+		}
+		if ap == nil {
+			return // ctx ended
+		}
+		logger.Debug("follow: restored", "txid", ap.txid)
+		f.follow(ctx, ap, logger)
+		ap.close()
+	}
+}
+
+// restore restores the replica into the (wiped) path, waiting for the
+// active node to replicate something if need be, and opens the copy. It
+// returns nil, nil when ctx ends.
+func (f *Follower) restore(ctx context.Context, logger *slog.Logger) (*applier, error) {
 	for {
 		err := Restore(ctx, f.client, f.path, false)
 		if err == nil {
-			break
+			return openApplier(f.path, f.client)
 		}
-		if atoll.ErrorCode(err) != atoll.ENOTFOUND && ctx.Err() == nil {
-			logger.Error("follow: restore failed", "error", err)
+		if ctx.Err() != nil {
+			return nil, nil
 		}
-		// Nothing replicated yet: wait for the active node.
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(f.interval):
+		if atoll.ErrorCode(err) != atoll.ENOTFOUND { // ENOTFOUND: nothing replicated yet
+			logger.Error("follow: restore failed; retrying", "error", err)
 		}
+		f.sleep(ctx, f.interval)
 	}
-	ap, err := openApplier(f.path, f.client)
-	if err != nil {
-		logger.Error("follow: open the copy", "error", err)
-		return
-	}
-	defer ap.close()
-	logger.Debug("follow: restored", "txid", ap.txid)
+}
 
+// follow applies new LTX files every interval until ctx ends.
+func (f *Follower) follow(ctx context.Context, ap *applier, logger *slog.Logger) {
 	tick := time.NewTicker(f.interval)
 	defer tick.Stop()
 	var failing bool
@@ -129,6 +146,13 @@ func (f *Follower) run(ctx context.Context, done chan struct{}) {
 			return
 		case <-tick.C:
 		}
+	}
+}
+
+func (f *Follower) sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
 	}
 }
 

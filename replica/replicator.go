@@ -39,9 +39,10 @@ func compactionLevels() litestream.CompactionLevels {
 
 // Replicator replicates the active node's database with Litestream.
 //
-// Open it after store.DB.Open (Litestream needs the file) and plug Sync into
-// store.DB.AfterCommit (and set store.DB.NoAutoCheckpoint: Litestream
-// checkpoints the WAL itself, after copying it).
+// Plug Sync into store.DB.AfterCommit and set store.DB.NoAutoCheckpoint
+// (Litestream checkpoints the WAL itself, after copying it), open it after
+// store.DB.Open (Litestream needs the file) and close it after
+// store.DB.Close (no write is then left to sync).
 type Replicator struct {
 	path   string
 	client litestream.ReplicaClient
@@ -99,7 +100,10 @@ func (r *Replicator) Open(ctx context.Context) error {
 		return fmt.Errorf("replica open %s: %w", r.path, err)
 	}
 	if err := db.SyncAndWait(ctx); err != nil {
-		st.Close(context.WithoutCancel(ctx))
+		// Closing retries the sync that just failed: briefly.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		st.Close(cctx)
 		return fmt.Errorf("replica open %s: first sync: %w", r.path, err)
 	}
 	r.db, r.store, r.lastSync = db, st, time.Now()
@@ -150,7 +154,9 @@ func (r *Replicator) Status(ctx context.Context) (local, remote TXID, lastSync t
 
 // Close makes a last sync and stops replicating. The sync's error is
 // returned: writes committed since the last successful Sync may not be in
-// the replica.
+// the replica. Litestream retries that sync until ctx ends (or 30 s): a
+// node that must stop writing to the replica at once (fenced) passes a
+// cancelled ctx.
 func (r *Replicator) Close(ctx context.Context) error {
 	r.mu.Lock()
 	db, st := r.db, r.store
