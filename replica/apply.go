@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 
 	"github.com/benbjohnson/litestream"
 	"github.com/superfly/ltx"
@@ -94,8 +93,8 @@ func (a *applier) poll(ctx context.Context) (current bool, err error) {
 }
 
 // bridge applies the file of a compaction or snapshot level that starts at
-// or before the copy's next TXID and reaches furthest; if there is none, it
-// restores the replica beside the copy and copies it in.
+// or before the copy's next TXID and reaches furthest. There is always one
+// when the replica can be restored at all: a restore needs the same chain.
 func (a *applier) bridge(ctx context.Context) error {
 	var best *ltx.FileInfo
 	for level := 1; level <= litestream.SnapshotLevel; level++ {
@@ -116,10 +115,10 @@ func (a *applier) bridge(ctx context.Context) error {
 			}
 		}
 	}
-	if best != nil {
-		return a.applyFile(ctx, best)
+	if best == nil {
+		return fmt.Errorf("no LTX file in the replica follows TXID %s", a.txid)
 	}
-	return a.resync(ctx)
+	return a.applyFile(ctx, best)
 }
 
 // applyFile applies one LTX file in one transaction.
@@ -152,47 +151,6 @@ func (a *applier) applyFile(ctx context.Context, info *ltx.FileInfo) error {
 		}
 		// Checks the file's checksum before anything is committed.
 		return dec.Close()
-	})
-}
-
-// resync restores the replica beside the copy and writes all of its pages
-// into the copy in one transaction (rather than moving the file into place,
-// which readers holding the old file open would never see).
-func (a *applier) resync(ctx context.Context) error {
-	tmp := a.path + ".resync"
-	defer Wipe(tmp)
-	if err := Restore(ctx, a.client, tmp, true); err != nil {
-		return fmt.Errorf("resync: %w", err)
-	}
-	txid, err := litestream.ReadTXIDFile(tmp)
-	if err != nil {
-		return fmt.Errorf("resync: %w", err)
-	}
-	f, err := os.Open(tmp)
-	if err != nil {
-		return fmt.Errorf("resync: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("resync: %w", err)
-	}
-	n := uint32(fi.Size() / int64(a.pageSize))
-	lock := ltx.LockPgno(a.pageSize)
-	return a.write(ctx, n, txid, func(put func(uint32, []byte) error) error {
-		buf := make([]byte, a.pageSize)
-		for pgno := uint32(1); pgno <= n; pgno++ {
-			if _, err := io.ReadFull(f, buf); err != nil {
-				return err
-			}
-			if pgno == lock {
-				continue
-			}
-			if err := put(pgno, buf); err != nil {
-				return err
-			}
-		}
-		return nil
 	})
 }
 

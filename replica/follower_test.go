@@ -3,12 +3,16 @@ package replica_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/benbjohnson/litestream"
+	"github.com/superfly/ltx"
 
 	"github.com/atollhq/atoll/replica"
 )
@@ -143,4 +147,81 @@ func openStandbyReader(t testing.TB, path string) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// partitioned cuts a follower off from the replica while down is set.
+type partitioned struct {
+	litestream.ReplicaClient
+	down atomic.Bool
+}
+
+var errPartitioned = errors.New("partitioned")
+
+func (c *partitioned) LTXFiles(ctx context.Context, level int, seek ltx.TXID, useMetadata bool) (ltx.FileIterator, error) {
+	if c.down.Load() {
+		return nil, errPartitioned
+	}
+	return c.ReplicaClient.LTXFiles(ctx, level, seek, useMetadata)
+}
+
+// A follower cut off for longer than L0's retention finds the L0 files it
+// needs compacted away: it applies the compacted file that bridges the gap
+// (which starts before its position), then carries on with L0.
+func TestFollowerBridgesCompactedGap(t *testing.T) {
+	ctx := context.Background()
+	tg := targets(t)[1]
+	a := openActive(t, filepath.Join(t.TempDir(), "atoll.db"), tg.client())
+	a.write(t, "a")
+	client := &partitioned{ReplicaClient: tg.client()}
+	path := filepath.Join(t.TempDir(), "standby.db")
+	f := replica.NewFollower(client, path, 10*time.Millisecond)
+	f.Logger = quiet()
+	if err := f.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Stop(context.Background()) })
+	catchUp(t, f)
+	before, err := f.TXID()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	client.down.Store(true)
+	for i := range 5 {
+		a.write(t, name(i))
+	}
+	// What Litestream's compaction and L0 retention do in minutes: L0 into
+	// L1, then every L0 file but the newest deleted.
+	admin := tg.client()
+	if _, err := litestream.NewCompactor(admin, quiet()).Compact(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	itr, err := admin.LTXFiles(ctx, 0, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l0, err := ltx.SliceFileIterator(itr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.DeleteLTXFiles(ctx, l0[:len(l0)-1]); err != nil {
+		t.Fatal(err)
+	}
+	a.write(t, "after")
+	if newest := l0[len(l0)-1]; newest.MinTXID <= before+1 {
+		t.Fatalf("test setup: the follower (at %s) can go on from L0 (%s)", before, newest.MinTXID)
+	}
+
+	client.down.Store(false)
+	catchUp(t, f)
+	got := actions(t, path)
+	for _, want := range []string{"a", name(0), name(4), "after"} {
+		if !got[want] {
+			t.Fatalf("after bridging, the copy lacks %s: %v", want, got)
+		}
+	}
+	var check string
+	if err := openStandbyReader(t, path).QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("integrity check of the bridged copy: %q, %v", check, err)
+	}
 }
