@@ -69,8 +69,11 @@ func TestAfterCommitFailureIsUnavailable(t *testing.T) {
 	}
 	for _, i := range []int{0, 2} {
 		if atoll.ErrorCode(told[i]) != atoll.EUNAVAILABLE || !strings.Contains(atoll.ErrorMessage(told[i]), "not replicated") ||
-			!strings.Contains(atoll.ErrorMessage(told[i]), "replica unreachable") {
-			t.Errorf("caller %d told %v, want EUNAVAILABLE not replicated", i, told[i])
+			!strings.Contains(told[i].Error(), "replica unreachable") {
+			t.Errorf("caller %d told %v, want EUNAVAILABLE not replicated, with the cause", i, told[i])
+		}
+		if strings.Contains(atoll.ErrorMessage(told[i]), "replica unreachable") {
+			t.Errorf("caller %d: the cause is in the user-visible message %q", i, atoll.ErrorMessage(told[i]))
 		}
 	}
 	if !strings.Contains(atoll.ErrorMessage(told[1]), "B changed its mind") {

@@ -135,7 +135,8 @@ func (db *DB) afterCommit(errs []error) {
 	// Not a caller's context: the hook must finish (or fail) for the whole
 	// batch, whoever stops waiting.
 	if err := db.AfterCommit(context.Background()); err != nil {
-		err = atoll.Errorf(atoll.EUNAVAILABLE, "The write was not replicated: %v", err)
+		// The cause (endpoints, paths) is for the logs, not for users.
+		err = fmt.Errorf("%w (%w)", atoll.Errorf(atoll.EUNAVAILABLE, "The write was not replicated."), err)
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = err
