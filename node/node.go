@@ -215,20 +215,23 @@ func (n *Node) promote(ctx context.Context, lease *replica.Lease, log *slog.Logg
 	} else if err := replica.Wipe(path); err != nil {
 		return err
 	}
+	// The store migrates before Litestream opens the file; from then on
+	// every commit is in the replica before it is acknowledged, and no
+	// upload leaves this node past its lease deadline.
 	client := replica.NewFencedClient(n.cfg.Client, n.deadlineNow)
 	rep := replica.NewReplicator(path, client, n.cfg.Logger)
-	if err := rep.Open(ctx); err != nil {
-		return err
-	}
-	n.mu.Lock()
-	n.replicator = rep
-	n.mu.Unlock()
 	db := n.cfg.DB
 	db.AfterCommit = rep.Sync
 	db.NoAutoCheckpoint = true
 	if err := db.Open(ctx); err != nil {
 		return err
 	}
+	if err := rep.Open(ctx); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.replicator = rep
+	n.mu.Unlock()
 	err = db.Update(ctx, func(tx *store.Tx) error { return tx.RecordEpoch(lease.Generation, n.cfg.ID, n.cfg.AdvertiseURL) })
 	if err != nil {
 		return err

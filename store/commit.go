@@ -10,6 +10,8 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/atollhq/atoll"
 )
 
 // Group commit. The rule: a caller of Update is told success if and only if
@@ -32,6 +34,10 @@ import (
 //     fn may run more than once.
 //   - When COMMIT fails, every caller in the batch is told so, and nothing
 //     of theirs is committed.
+//   - With replication (DB.AfterCommit set), success also means replicated:
+//     the hook runs once per batch that changed something, after COMMIT and
+//     before any caller is answered. If it fails, the callers whose writes
+//     committed are told EUNAVAILABLE (their writes are on this disk only).
 
 // writeReq is one caller of Update.
 type writeReq struct {
@@ -68,8 +74,9 @@ var errClosed = errors.New("store: database closed")
 
 // WriteHealth returns nil while the database can be written: it is the
 // error of the last failed write transaction (a failed COMMIT, or a
-// transaction SQLite rolled back, e.g. because the disk is full), cleared by
-// the next commit that changes something.
+// transaction SQLite rolled back, e.g. because the disk is full) or of the
+// last failed AfterCommit hook, cleared by the next commit that changes
+// something (and whose hook succeeds).
 func (db *DB) WriteHealth() error { return db.health.get() }
 
 func (db *DB) writer() {
@@ -103,26 +110,56 @@ func (db *DB) commit(batch []writeReq) {
 	for i := range todo {
 		todo[i] = i
 	}
-	// Every attempt settles at least one caller, so this ends.
+	// Every attempt settles at least one caller, so this ends. Only the
+	// last attempt can commit: the others lost their transaction.
+	var changed bool
 	for len(todo) > 0 {
-		todo = db.attempt(batch, todo, errs)
+		todo, changed = db.attempt(batch, todo, errs)
+	}
+	if changed {
+		db.afterCommit(errs)
 	}
 	for i, r := range batch {
 		r.done <- errs[i]
 	}
 }
 
+// afterCommit runs the AfterCommit hook for a batch whose COMMIT changed
+// something. The batch's callers are still waiting, so none of them has been
+// told success before the hook returns.
+func (db *DB) afterCommit(errs []error) {
+	if db.AfterCommit == nil {
+		db.health.set(nil)
+		return
+	}
+	// Not a caller's context: the hook must finish (or fail) for the whole
+	// batch, whoever stops waiting.
+	if err := db.AfterCommit(context.Background()); err != nil {
+		// The cause (endpoints, paths) is for the logs, not for users.
+		err = fmt.Errorf("%w (%w)", atoll.Errorf(atoll.EUNAVAILABLE, "The write was not replicated."), err)
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+		db.health.set(err)
+		return
+	}
+	db.health.set(nil)
+}
+
 // attempt runs the callers todo (indexes into batch) in one transaction. It
 // records the outcome of each caller it settles in errs and returns the
-// callers to run again because SQLite abandoned the transaction.
-func (db *DB) attempt(batch []writeReq, todo []int, errs []error) (again []int) {
+// callers to run again because SQLite abandoned the transaction, and whether
+// it committed a change.
+func (db *DB) attempt(batch []writeReq, todo []int, errs []error) (again []int, changed bool) {
 	ctx := context.Background()
-	failAll := func(err error) []int {
+	failAll := func(err error) ([]int, bool) {
 		for _, i := range todo {
 			errs[i] = err
 		}
 		db.health.set(err)
-		return nil
+		return nil, false
 	}
 	db.gate.open.Store(true)
 	defer db.gate.open.Store(false)
@@ -174,7 +211,7 @@ func (db *DB) attempt(batch []writeReq, todo []int, errs []error) (again []int) 
 				errs[j] = results[kk] // its own failure; its savepoint was undone
 			}
 		}
-		return append(again, todo[k+1:]...)
+		return append(again, todo[k+1:]...), false
 	}
 	changesAfter, err := tx.totalChanges()
 	if err != nil {
@@ -188,13 +225,10 @@ func (db *DB) attempt(batch []writeReq, todo []int, errs []error) (again []int) 
 		db.write.ExecContext(ctx, `ROLLBACK`)
 		return failAll(fmt.Errorf("store commit: %w", err))
 	}
-	if changesAfter != changesBefore {
-		db.health.set(nil)
-	}
 	for k, i := range todo {
 		errs[i] = results[k]
 	}
-	return nil
+	return nil, changesAfter != changesBefore
 }
 
 // savepoint runs fn in a savepoint and returns fn's error. sperr reports

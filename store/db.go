@@ -43,6 +43,20 @@ type DB struct {
 
 	// Now is the clock; tests may replace it before Open.
 	Now func() time.Time
+
+	// AfterCommit, if set (before Open), is called by the writer once after
+	// each batch whose COMMIT changed something, before any caller of the
+	// batch is answered: with replication it is the durability barrier
+	// (replica.Replicator.Sync), so a burst of writes costs one round trip.
+	// If it fails, the batch's callers are told EUNAVAILABLE.
+	AfterCommit func(ctx context.Context) error
+
+	// NoAutoCheckpoint (set before Open) turns off SQLite's automatic WAL
+	// checkpoints on the write connection. Set it when Litestream replicates
+	// the file: Litestream checkpoints the WAL itself (after copying it), and
+	// the application's checkpoints would only repeat that work inside the
+	// commit path. Without a replicator the WAL would grow without bound.
+	NoAutoCheckpoint bool
 }
 
 // NewDB returns a DB for the file at path; call Open before use.
@@ -50,7 +64,7 @@ func NewDB(path string) *DB {
 	return &DB{Path: path, Now: func() time.Time { return time.Now().UTC() }}
 }
 
-func dsn(path string, readOnly bool) string {
+func (db *DB) dsn(readOnly bool) string {
 	q := url.Values{}
 	for _, p := range []string{"busy_timeout(10000)", "foreign_keys(1)", "journal_mode(WAL)", "synchronous(FULL)"} {
 		q.Add("_pragma", p)
@@ -59,13 +73,16 @@ func dsn(path string, readOnly bool) string {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
+		if db.NoAutoCheckpoint {
+			q.Add("_pragma", "wal_autocheckpoint(0)")
+		}
 	}
-	return "file:" + path + "?" + q.Encode()
+	return "file:" + db.Path + "?" + q.Encode()
 }
 
 // Open opens the database, applies pending migrations and starts the writer.
 func (db *DB) Open(ctx context.Context) error {
-	base, err := sqlite.NewConnector(dsn(db.Path, false))
+	base, err := sqlite.NewConnector(db.dsn(false))
 	if err != nil {
 		return fmt.Errorf("store open %s: %w", db.Path, err)
 	}
@@ -77,7 +94,7 @@ func (db *DB) Open(ctx context.Context) error {
 		db.write.Close()
 		return err
 	}
-	if db.read, err = sql.Open("sqlite", dsn(db.Path, true)); err != nil {
+	if db.read, err = sql.Open("sqlite", db.dsn(true)); err != nil {
 		db.write.Close()
 		return fmt.Errorf("store open reader %s: %w", db.Path, err)
 	}

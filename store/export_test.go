@@ -28,3 +28,9 @@ func (tx *Tx) Exec(query string, args ...any) error {
 	_, err := tx.exec(query, args...)
 	return err
 }
+
+// WriteAutoCheckpoint reports the write connection's wal_autocheckpoint.
+func (db *DB) WriteAutoCheckpoint() (n int, err error) {
+	err = db.write.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&n)
+	return n, err
+}
