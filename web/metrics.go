@@ -43,6 +43,30 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	s.Metrics.mu.Unlock()
 
+	st := s.nodeStatus(ctx)
+	fmt.Fprintln(w, "# HELP atoll_node_active 1 on the active node, 0 on a standby.")
+	fmt.Fprintln(w, "# TYPE atoll_node_active gauge")
+	fmt.Fprintf(w, "atoll_node_active{node=%q,active_node=%q} %d\n", st.Node, st.ActiveNode, b2i(st.Role == atoll.RoleActive))
+	fmt.Fprintln(w, "# HELP atoll_node_epoch The lease generation this node knows of.")
+	fmt.Fprintln(w, "# TYPE atoll_node_epoch gauge")
+	fmt.Fprintf(w, "atoll_node_epoch %d\n", st.Epoch)
+	if st.LeaseExpiresAt != nil {
+		fmt.Fprintln(w, "# HELP atoll_lease_expiry_seconds When the active node's lease expires (Unix time).")
+		fmt.Fprintln(w, "# TYPE atoll_lease_expiry_seconds gauge")
+		fmt.Fprintf(w, "atoll_lease_expiry_seconds %d\n", st.LeaseExpiresAt.Unix())
+	}
+	if r := st.Replication; r != nil && r.URL != "" {
+		fmt.Fprintln(w, "# HELP atoll_replication_lag_ms How far a standby's copy is behind the replica.")
+		fmt.Fprintln(w, "# TYPE atoll_replication_lag_ms gauge")
+		fmt.Fprintf(w, "atoll_replication_lag_ms %d\n", r.LagMS)
+		fmt.Fprintln(w, "# HELP atoll_replication_txid Local and remote (replica) transaction ids.")
+		fmt.Fprintln(w, "# TYPE atoll_replication_txid gauge")
+		fmt.Fprintf(w, "atoll_replication_txid{side=\"local\"} %d\natoll_replication_txid{side=\"remote\"} %d\n", r.LocalTXID, r.RemoteTXID)
+	}
+	if st.Role != atoll.RoleActive {
+		return // a standby's database is a copy in motion (or not open yet)
+	}
+
 	fmt.Fprintln(w, "# HELP atoll_requests Requests (autoplan, comment, close) by state.")
 	fmt.Fprintln(w, "# TYPE atoll_requests gauge")
 	for _, st := range []string{atoll.RequestQueued, atoll.RequestRunning} {
@@ -71,4 +95,11 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	for _, c := range counts {
 		fmt.Fprintf(w, "atoll_jobs{kind=%q,state=%q} %d\n", c.Kind, c.State, c.N)
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

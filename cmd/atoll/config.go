@@ -45,6 +45,11 @@ type Config struct {
 
 	Retention store.Retention // --retain-* (retention.go)
 
+	// The active/standby pair (ha.go).
+	ReplicaURL   string
+	AdvertiseURL string
+	LeaseTTL     time.Duration
+
 	// secretFiles holds --FLAG-file for each secret flag, by flag name.
 	secretFiles map[string]*string
 }
@@ -84,6 +89,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 		c.secretFiles[name] = fs.String(name+"-file", "", "file holding --"+name+" (trailing newline trimmed)")
 	}
 	retentionFlags(fs, &c.Retention)
+	haFlags(fs, c)
 }
 
 // Parse reads args, then the environment for flags not given, and checks

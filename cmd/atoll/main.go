@@ -21,6 +21,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/demo"
 	"github.com/atollhq/atoll/git"
+	"github.com/atollhq/atoll/node"
 	"github.com/atollhq/atoll/procs"
 	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/runner/command"
@@ -80,7 +81,7 @@ func oneLine(s string) string {
 	return strings.Join(lines, "; ")
 }
 
-const usageLine = "usage: atoll server [flags] | atoll version"
+const usageLine = "usage: atoll server [flags] | atoll restore --replica-url URL --output PATH | atoll version"
 
 func run(args []string, stdout io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
@@ -102,9 +103,18 @@ func run(args []string, stdout io.Writer, getenv func(string) string) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "Atoll is running at %s\n", m.URL)
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-m.fenced():
+			// Lost the lease: the work was killed and nothing more may be
+			// written. Exit; the supervisor starts a fresh standby.
+			m.Close()
+			return fmt.Errorf("fenced: %w", m.Node.Err())
+		}
 		m.Logger.Info("shutting down: finishing running jobs", "timeout", m.Config.StopTimeout)
 		return m.Close()
+	case "restore":
+		return restore(args[1:], stdout, getenv)
 	default:
 		return usageError{err: fmt.Errorf("unknown command %q: %s", args[0], usageLine)}
 	}
@@ -119,6 +129,9 @@ type Main struct {
 	Server *web.Server
 	// URL is where the server listens (http://127.0.0.1:PORT).
 	URL string
+
+	// Node is this process's role when it shares a replica (--replica-url).
+	Node *node.Node
 
 	serveErr   chan error
 	stopPruner func()
@@ -137,6 +150,9 @@ func NewMain() *Main {
 func (m *Main) Run(ctx context.Context) error {
 	c := &m.Config
 	if err := c.checkDemo(); err != nil {
+		return err
+	}
+	if err := c.checkHA(); err != nil {
 		return err
 	}
 	if c.Demo && c.RepoAllowlist == "" {
@@ -160,8 +176,11 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.DB = store.NewDB(filepath.Join(dataDir, "atoll.db"))
-	if err := m.DB.Open(ctx); err != nil {
-		return err
+	// A node of a pair opens its database when it becomes the active one.
+	if c.ReplicaURL == "" {
+		if err := m.DB.Open(ctx); err != nil {
+			return err
+		}
 	}
 	providers, err := m.providers()
 	if err != nil {
@@ -225,10 +244,16 @@ func (m *Main) Run(ctx context.Context) error {
 			return fmt.Errorf("--default-tf-version %s: --terraform-bin is Terraform %s", c.DefaultTFVersion, have)
 		}
 	}
-	if err := m.Runner.Start(ctx); err != nil {
-		return err
+	if c.ReplicaURL != "" {
+		if err := m.startNode(ctx, port); err != nil {
+			return err
+		}
+	} else {
+		if err := m.Runner.Start(ctx); err != nil {
+			return err
+		}
+		m.startPruner()
 	}
-	m.startPruner()
 	m.serveErr = make(chan error, 1)
 	go func() { m.serveErr <- m.Server.Serve() }()
 	m.Logger.Info("atoll started", "url", m.URL, "public_url", publicURL, "node", c.NodeID, "demo", c.Demo, "data_dir", dataDir)
@@ -280,6 +305,13 @@ func (m *Main) Close() error {
 		errs = append(errs, m.Server.Shutdown(ctx))
 		cancel()
 	}
+	if m.Node != nil {
+		// Stops the work, closes the database and releases the lease.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		errs = append(errs, m.Node.Stop(ctx))
+		cancel()
+		return errors.Join(errs...)
+	}
 	if m.stopPruner != nil {
 		m.stopPruner()
 	}
@@ -290,6 +322,14 @@ func (m *Main) Close() error {
 		errs = append(errs, m.DB.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// fenced is closed when this node lost its lease (never without a replica).
+func (m *Main) fenced() <-chan struct{} {
+	if m.Node == nil {
+		return nil
+	}
+	return m.Node.Fenced()
 }
 
 func newLogger(level string) *slog.Logger {

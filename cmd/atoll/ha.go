@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/atollhq/atoll/node"
+	"github.com/atollhq/atoll/replica"
+)
+
+// haFlags registers the flags of a node that shares a replica with a
+// standby (INTERFACE.md): without --replica-url the server is a single
+// node that replicates nowhere.
+func haFlags(fs *flag.FlagSet, c *Config) {
+	fs.StringVar(&c.ReplicaURL, "replica-url", "", "Litestream replica URL (s3://bucket/path?endpoint=…&region=…, file:///dir); enables the active/standby pair")
+	fs.StringVar(&c.AdvertiseURL, "advertise-url", "", "how the other node reaches this one (default on Fly.io: its private address; else http://HOSTNAME:PORT)")
+	fs.DurationVar(&c.LeaseTTL, "lease-ttl", 15*time.Second, "time to live of the active node's lease, renewed every third of it")
+}
+
+func (c *Config) checkHA() error {
+	if c.ReplicaURL == "" {
+		return nil
+	}
+	if c.Demo {
+		return fmt.Errorf("--demo runs a single node: it cannot be used with --replica-url")
+	}
+	if c.LeaseTTL < time.Second {
+		return fmt.Errorf("--lease-ttl %s is too short (at least 1s)", c.LeaseTTL)
+	}
+	return nil
+}
+
+// advertiseURL is --advertise-url, or this node's address as the other
+// node can reach it: on Fly.io its private 6PN name.
+func (m *Main) advertiseURL(port string) string {
+	if u := strings.TrimRight(m.Config.AdvertiseURL, "/"); u != "" {
+		return u
+	}
+	if id, app := os.Getenv("FLY_MACHINE_ID"), os.Getenv("FLY_APP_NAME"); id != "" && app != "" {
+		return fmt.Sprintf("http://%s.vm.%s.internal:%s", id, app, port)
+	}
+	host, _ := os.Hostname()
+	return "http://" + host + ":" + port
+}
+
+// startNode starts this process as a standby of the replica; the node
+// promotes itself when it takes the lease, and then starts the work.
+func (m *Main) startNode(ctx context.Context, port string) error {
+	c := &m.Config
+	client, err := replica.ParseURL(c.ReplicaURL)
+	if err != nil {
+		return fmt.Errorf("--replica-url: %w", err)
+	}
+	leaser, err := replica.NewLeaser(client)
+	if err != nil {
+		return fmt.Errorf("--replica-url: %w", err)
+	}
+	m.Node = node.New(node.Config{
+		ID: c.NodeID, AdvertiseURL: m.advertiseURL(port), Version: Version, ReplicaURL: c.ReplicaURL,
+		Client: client, Leaser: leaser, TTL: c.LeaseTTL, DB: m.DB, Logger: m.Logger,
+		Activate: func(ctx context.Context, epoch int64) error {
+			if err := m.Runner.Start(ctx); err != nil {
+				return err
+			}
+			m.startPruner() // only the active node writes
+			return nil
+		},
+		Deactivate: func(now bool) {
+			if now {
+				m.Runner.Kill()
+			} else {
+				m.Runner.Stop()
+			}
+			if m.stopPruner != nil {
+				m.stopPruner()
+			}
+		},
+	})
+	m.Server.Cluster = m.Node
+	return m.Node.Start(context.WithoutCancel(ctx))
+}
+
+// restore is `atoll restore --replica-url URL --output PATH`: disaster
+// recovery, the database as the replica last has it.
+func restore(args []string, stdout io.Writer, getenv func(string) string) error {
+	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	url := fs.String("replica-url", getenv("ATOLL_REPLICA_URL"), "Litestream replica URL to restore from")
+	output := fs.String("output", "", "where to write the database (must not exist unless --force)")
+	force := fs.Bool("force", false, "replace an existing file at --output")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err: err}
+	}
+	if *url == "" || *output == "" || fs.NArg() > 0 {
+		return usageError{err: errors.New("usage: atoll restore --replica-url URL --output PATH [--force]")}
+	}
+	client, err := replica.ParseURL(*url)
+	if err != nil {
+		return fmt.Errorf("--replica-url: %w", err)
+	}
+	if err := replica.Restore(context.Background(), client, *output, *force); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	fmt.Fprintf(stdout, "Restored %s from %s\n", *output, replica.Redact(*url))
+	return nil
+}
