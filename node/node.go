@@ -150,12 +150,13 @@ func (n *Node) run(ctx context.Context) {
 		}
 		wait := n.cfg.TTL / 3
 		var held *replica.LeaseHeldError
-		if errors.As(err, &held) && held.Lease != nil {
+		if errors.As(err, &held) {
+			holder := held.Holder
 			n.mu.Lock()
-			n.active = held.Lease
+			n.active = &holder
 			n.mu.Unlock()
 			// Try again right when the holder's lease runs out.
-			if until := time.Until(held.Lease.ExpiresAt) + 20*time.Millisecond; until < wait {
+			if until := time.Until(holder.ExpiresAt) + 20*time.Millisecond; until < wait {
 				wait = max(until, 20*time.Millisecond)
 			}
 		} else {
@@ -277,7 +278,6 @@ func (n *Node) renew(ctx context.Context, log *slog.Logger) {
 		old := n.active
 		n.mu.Unlock()
 		rctx, cancel := context.WithDeadline(ctx, n.deadlineNow())
-		sent := time.Now()
 		lease, err := n.cfg.Leaser.Renew(rctx, old, n.cfg.TTL)
 		cancel()
 		if errors.Is(err, replica.ErrLeaseLost) {
@@ -288,7 +288,7 @@ func (n *Node) renew(ctx context.Context, log *slog.Logger) {
 			continue
 		}
 		// The deadline counts from when the renewal was sent, not answered.
-		deadline := sent.Add(n.cfg.TTL - n.margin())
+		deadline := lease.Deadline(n.margin())
 		n.mu.Lock()
 		if time.Now().After(n.deadline) {
 			n.mu.Unlock()
