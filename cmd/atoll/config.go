@@ -49,6 +49,10 @@ type Config struct {
 	ReplicaURL   string
 	AdvertiseURL string
 	LeaseTTL     time.Duration
+	// Keys of an S3 replica, apart from AWS_*: Terraform inherits AWS_*
+	// variables, and a pull request must never reach the replica.
+	ReplicaAccessKeyID     string
+	ReplicaSecretAccessKey string
 
 	// secretFiles holds --FLAG-file for each secret flag, by flag name.
 	secretFiles map[string]*string
@@ -56,7 +60,7 @@ type Config struct {
 
 // secretFlags are read from files too (--FLAG-file, ATOLL_FLAG_FILE), so
 // that secrets stay out of argv, where any local user can read them.
-var secretFlags = []string{"gh-token", "gh-webhook-secret", "api-secret"}
+var secretFlags = []string{"gh-token", "gh-webhook-secret", "api-secret", "replica-secret-access-key"}
 
 func (c *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Port, "port", 4141, "HTTP port")

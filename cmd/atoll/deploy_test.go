@@ -27,15 +27,7 @@ import (
 // pendingFlags are flags the deployment files already use but `atoll server`
 // does not have yet (HA, docs/ha.md). Remove each one when it lands: the test
 // fails until you do, and then checks it like any other flag.
-var pendingFlags = map[string]bool{
-	"replica-url":   true,
-	"advertise-url": true,
-	"lease-ttl":     true,
-	// Replica keys, read from ATOLL_REPLICA_* rather than AWS_* because
-	// Terraform inherits AWS_* (docs/ha.md, "Wiring").
-	"replica-access-key-id":     true,
-	"replica-secret-access-key": true,
-}
+var pendingFlags = map[string]bool{}
 
 // flyMaxKillTimeout is the longest kill_timeout Fly.io accepts.
 const flyMaxKillTimeout = 300 * time.Second

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benbjohnson/litestream"
+	lss3 "github.com/benbjohnson/litestream/s3"
+
 	"github.com/atollhq/atoll/node"
 	"github.com/atollhq/atoll/replica"
 )
@@ -21,6 +24,8 @@ func haFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.ReplicaURL, "replica-url", "", "Litestream replica URL (s3://bucket/path?endpoint=…&region=…, file:///dir); enables the active/standby pair")
 	fs.StringVar(&c.AdvertiseURL, "advertise-url", "", "how the other node reaches this one (default on Fly.io: its private address; else http://HOSTNAME:PORT)")
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", 15*time.Second, "time to live of the active node's lease, renewed every third of it")
+	fs.StringVar(&c.ReplicaAccessKeyID, "replica-access-key-id", "", "access key id of an s3:// replica (kept apart from AWS_*, which Terraform inherits)")
+	fs.StringVar(&c.ReplicaSecretAccessKey, "replica-secret-access-key", "", "secret access key of an s3:// replica")
 }
 
 func (c *Config) checkHA() error {
@@ -53,9 +58,9 @@ func (m *Main) advertiseURL(port string) string {
 // promotes itself when it takes the lease, and then starts the work.
 func (m *Main) startNode(ctx context.Context, port string) error {
 	c := &m.Config
-	client, err := replica.ParseURL(c.ReplicaURL)
+	client, err := m.replicaClient(c.ReplicaURL)
 	if err != nil {
-		return fmt.Errorf("--replica-url: %w", err)
+		return err
 	}
 	leaser, err := replica.NewLeaser(client)
 	if err != nil {
@@ -99,13 +104,28 @@ func restore(args []string, stdout io.Writer, getenv func(string) string) error 
 	if *url == "" || *output == "" || fs.NArg() > 0 {
 		return usageError{err: errors.New("usage: atoll restore --replica-url URL --output PATH [--force]")}
 	}
-	client, err := replica.ParseURL(*url)
+	m := NewMain()
+	m.Config.ReplicaAccessKeyID, m.Config.ReplicaSecretAccessKey = getenv("ATOLL_REPLICA_ACCESS_KEY_ID"), getenv("ATOLL_REPLICA_SECRET_ACCESS_KEY")
+	client, err := m.replicaClient(*url)
 	if err != nil {
-		return fmt.Errorf("--replica-url: %w", err)
+		return err
 	}
 	if err := replica.Restore(context.Background(), client, *output, *force); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	fmt.Fprintf(stdout, "Restored %s from %s\n", *output, replica.Redact(*url))
 	return nil
+}
+
+// replicaClient parses a replica URL and gives an S3 replica the keys of
+// --replica-access-key-id and --replica-secret-access-key.
+func (m *Main) replicaClient(raw string) (litestream.ReplicaClient, error) {
+	client, err := replica.ParseURL(raw)
+	if err != nil {
+		return nil, fmt.Errorf("--replica-url: %w", err)
+	}
+	if s3c, ok := client.(*lss3.ReplicaClient); ok && m.Config.ReplicaAccessKeyID != "" {
+		s3c.AccessKeyID, s3c.SecretAccessKey = m.Config.ReplicaAccessKeyID, m.Config.ReplicaSecretAccessKey
+	}
+	return client, nil
 }
