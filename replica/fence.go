@@ -51,7 +51,7 @@ func (c *FencedClient) check(ctx context.Context, op string) (context.Context, c
 	}
 	// Fenced if either the monotonic or the wall clock says the deadline
 	// passed: the lease's expiry is wall-clock time shared with other nodes.
-	if deadline.IsZero() || !now.Before(deadline) || !now.Round(0).Before(deadline.Round(0)) {
+	if !now.Before(deadline) || !now.Round(0).Before(deadline.Round(0)) {
 		return nil, nil, fmt.Errorf("%s: %w (deadline %s, now %s)", op, ErrFenced,
 			deadline.Round(0).Format(time.RFC3339Nano), now.Round(0).Format(time.RFC3339Nano))
 	}

@@ -80,7 +80,8 @@ type Leaser interface {
 	// Generation is kept so that the next Acquire increments it. Best effort:
 	// ErrLeaseLost if l was no longer held.
 	Release(ctx context.Context, l *Lease) error
-	// Current returns the unexpired holder, or nil, nil when there is none.
+	// Current returns the unexpired holder, or nil, nil when there is none;
+	// the result cannot be renewed or released.
 	Current(ctx context.Context) (*Lease, error)
 }
 
@@ -128,6 +129,8 @@ func (r *record) held(now time.Time) bool {
 	return r != nil && r.Owner != "" && now.Before(r.ExpiresAt)
 }
 
+// lease returns r as a Lease; only the writer gets the version, so that a
+// lease from Current or an error cannot renew or release someone else's term.
 func (r *record) lease(version string) *Lease {
 	return &Lease{Generation: r.Generation, Owner: r.Owner, AdvertiseURL: r.AdvertiseURL, ExpiresAt: r.ExpiresAt, version: version}
 }
@@ -174,17 +177,17 @@ func (l *leaser) Acquire(ctx context.Context, owner, advertiseURL string, ttl ti
 	// The same owner may re-acquire an unexpired lease (a restarted node need
 	// not wait out its old term); the new term still gets a new Generation.
 	if cur.held(now) && cur.Owner != owner {
-		return nil, &LeaseHeldError{Holder: *cur.lease(version)}
+		return nil, &LeaseHeldError{Holder: *cur.lease("")}
 	}
 	next := &record{Generation: 1, Owner: owner, AdvertiseURL: advertiseURL, ExpiresAt: now.Add(ttl).Round(0).UTC(), Nonce: nonce()}
 	if cur != nil {
 		next.Generation = cur.Generation + 1
 	}
-	return l.put(ctx, "acquire", next, version, now, ttl, func(cur *record, version string) error {
+	return l.put(ctx, "acquire", next, version, now, ttl, func(cur *record) error {
 		if !cur.held(l.clock()) {
 			return fmt.Errorf("acquire lease %s: changed while acquiring, retry: %w", l.store.where(), errConflict)
 		}
-		return &LeaseHeldError{Holder: *cur.lease(version)}
+		return &LeaseHeldError{Holder: *cur.lease("")}
 	})
 }
 
@@ -225,21 +228,21 @@ func (l *leaser) Release(ctx context.Context, old *Lease) error {
 }
 
 func (l *leaser) Current(ctx context.Context) (*Lease, error) {
-	cur, version, err := l.store.read(ctx)
+	cur, _, err := l.store.read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read lease %s: %w", l.store.where(), err)
 	}
 	if !cur.held(l.clock()) {
 		return nil, nil
 	}
-	return cur.lease(version), nil
+	return cur.lease(""), nil
 }
 
 // put writes next over ifVersion. On a conflict it re-reads: its own write
 // (same nonce, e.g. an SDK retry after a lost response) counts as success;
 // otherwise conflict builds the error (nil: ErrLeaseLost naming the holder).
 func (l *leaser) put(ctx context.Context, op string, next *record, ifVersion string, now time.Time, ttl time.Duration,
-	conflict func(cur *record, version string) error,
+	conflict func(cur *record) error,
 ) (*Lease, error) {
 	version, err := l.store.write(ctx, next, ifVersion)
 	if errors.Is(err, errConflict) {
@@ -250,7 +253,7 @@ func (l *leaser) put(ctx context.Context, op string, next *record, ifVersion str
 		case cur != nil && cur.Nonce == next.Nonce:
 			version, err = curVersion, nil
 		case conflict != nil:
-			return nil, conflict(cur, curVersion)
+			return nil, conflict(cur)
 		case cur.held(l.clock()):
 			return nil, fmt.Errorf("%s lease %s: %w to %q (advertise %q), generation %d", op, l.store.where(), ErrLeaseLost, cur.Owner, cur.AdvertiseURL, cur.Generation)
 		default:

@@ -512,3 +512,33 @@ func TestFileLeaseLockFile(t *testing.T) {
 		t.Fatal("Acquire over a damaged lock.json succeeded")
 	}
 }
+
+// Only the writer of a term can renew or release it: a lease read with
+// Current (or from a LeaseHeldError) cannot.
+func TestLeaseFromCurrentCannotRenew(t *testing.T) {
+	forEachLeaseStore(t, func(t *testing.T, s leaseStore) {
+		ctx := context.Background()
+		clock := newLeaseClock()
+		a, b := s.node(t, clock.Now), s.node(t, clock.Now)
+		mustAcquire(t, a, "node-a")
+		cur, err := b.Current(ctx)
+		if err != nil || cur == nil {
+			t.Fatalf("Current = %v, %v", cur, err)
+		}
+		if _, err := b.Renew(ctx, cur, leaseTTL); err == nil {
+			t.Error("Renew of a lease from Current succeeded")
+		}
+		if err := b.Release(ctx, cur); err == nil {
+			t.Error("Release of a lease from Current succeeded")
+		}
+		_, err = b.Acquire(ctx, "node-b", "", leaseTTL)
+		var held *replica.LeaseHeldError
+		if !errors.As(err, &held) {
+			t.Fatalf("Acquire: err = %v, want *LeaseHeldError", err)
+		}
+		if err := b.Release(ctx, &held.Holder); err == nil {
+			t.Error("Release of the holder from LeaseHeldError succeeded")
+		}
+		wantCurrent(t, a, "node-a", 1)
+	})
+}
