@@ -99,10 +99,12 @@ func (tx *Tx) FinishRequest(id int64, state, msg string) error {
 	return nil
 }
 
-// RequeueRunning puts requests left running by a stopped process back in the
-// queue and marks their running jobs interrupted; it returns those jobs so
-// the caller can tell their pull requests. Queued jobs stay queued and run
-// when their request is claimed again.
+// RequeueRunning puts requests left running by a stopped process (a crash,
+// or the active node of an earlier epoch) back in the queue and marks their
+// running jobs interrupted; an interrupted plan gets a new queued job in its
+// request, an apply never. It returns the interrupted jobs so the caller can
+// tell their pull requests. Queued jobs stay queued and run when their
+// request is claimed again.
 func (tx *Tx) RequeueRunning() ([]*atoll.Job, error) {
 	jobs, err := jobsWhere(tx.ctx, tx.tx, `j.state = 'running'`)
 	if err != nil {
@@ -110,6 +112,17 @@ func (tx *Tx) RequeueRunning() ([]*atoll.Job, error) {
 	}
 	for _, j := range jobs {
 		msg := "Atoll stopped while this job was running; it was not retried."
+		if j.Kind == atoll.JobPlan && j.RequestID != 0 {
+			// A plan changes nothing but its own lock and plan file: it is
+			// planned again, as a new job of the same request. An apply
+			// never is.
+			msg = "Atoll stopped while this plan was running; it is planned again."
+			again := &atoll.Job{Kind: j.Kind, RequestID: j.RequestID, PullID: j.PullID, ProjectID: j.ProjectID,
+				HeadSHA: j.HeadSHA, User: j.User, Spec: j.Spec}
+			if err := tx.InsertJob(again); err != nil {
+				return nil, err
+			}
+		}
 		if err := tx.FinishJob(j.ID, atoll.JobInterrupted, msg, nil); err != nil {
 			return nil, err
 		}

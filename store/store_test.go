@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -296,5 +297,52 @@ func TestRequeueRunningInterruptsJobs(t *testing.T) {
 	again, err := db.ClaimRequest(ctx, "n2")
 	if err != nil || again == nil || again.ID != req.ID {
 		t.Fatalf("reclaim = %+v, %v", again, err)
+	}
+}
+
+// A plan interrupted by a crash or a failover is planned again (a new job
+// of its request); an apply is never run again.
+func TestRequeueRunningPlansAgainButNeverApplies(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	f := seed(t, db, 1)
+	req := &atoll.Request{PullID: f.pullID, Kind: atoll.RequestComment}
+	var plan, apply *atoll.Job
+	err := db.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertRequest(req); err != nil {
+			return err
+		}
+		plan = &atoll.Job{Kind: atoll.JobPlan, RequestID: req.ID, PullID: f.pullID, ProjectID: f.projectID, HeadSHA: "abc",
+			Spec: atoll.JobSpec{ExtraArgs: []string{"-target=x"}}}
+		apply = &atoll.Job{Kind: atoll.JobApply, RequestID: req.ID, PullID: f.pullID, ProjectID: f.projectID, HeadSHA: "abc"}
+		for _, j := range []*atoll.Job{plan, apply} {
+			if err := tx.InsertJob(j); err != nil {
+				return err
+			}
+			if err := tx.StartJob(j.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(ctx, func(tx *store.Tx) error { _, err := tx.RequeueRunning(); return err }); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := db.RequestJobs(ctx, req.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for _, j := range jobs {
+		states = append(states, j.Kind+":"+j.State)
+	}
+	if want := "plan:interrupted apply:interrupted plan:queued"; strings.Join(states, " ") != want {
+		t.Fatalf("jobs after requeue = %v, want %s", states, want)
+	}
+	if again := jobs[2]; again.HeadSHA != "abc" || again.ProjectID != f.projectID || strings.Join(again.Spec.ExtraArgs, " ") != "-target=x" {
+		t.Fatalf("the plan again = %+v", again)
 	}
 }
