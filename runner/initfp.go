@@ -133,8 +133,9 @@ func backendConfigFiles(args []string) []string {
 func alwaysInit(args []string) bool { return hasFlag(args, "upgrade") }
 
 // hashModules hashes the root module in dir and every local module it
-// reaches (module blocks whose source is ./ or ../), recursively: their
-// .tf, .tf.json, .tfbackend and lock files, named relative to dir. A remote
+// reaches (module blocks whose source is ./ or ../), recursively: what init
+// acts on in their .tf files (see initRelevant), and their .tf.json,
+// .tfbackend and lock files whole, named relative to dir. A remote
 // module's source and version are in the hashed files; its installed copy
 // is covered by modules.json.
 func hashModules(h hash.Hash, dir string) error {
@@ -163,8 +164,12 @@ func hashModules(h hash.Hash, dir string) error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(h, "%s\x00%d\x00", n, len(b))
-			h.Write(b)
+			part := b
+			if tf {
+				part = initRelevant(n, b)
+			}
+			fmt.Fprintf(h, "%s\x00%d\x00", n, len(part))
+			h.Write(part)
 			if !tf && !tfJSON {
 				continue
 			}
