@@ -64,9 +64,11 @@ test: $(TERRAFORM) vet staticcheck generated chromium
 # The figures in docs/performance.md.
 bench: $(TERRAFORM)
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench WebhookToPlanComment -benchtime 30x -timeout 30m ./cmd/atoll
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench NewHeadToPlanComment -benchtime 20x -timeout 30m ./cmd/atoll
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench WebhookBurst -benchtime 1x -count 3 -timeout 30m ./cmd/atoll
 	$(GO) test -run '^$$' -bench HandleEvent -benchtime 5000x ./runner
 	$(GO) test -run '^$$' -bench Prune -benchtime 3x ./store
+	$(GO) test -run '^$$' -bench ReplicatedCommit -benchtime 200x ./replica
 
 generate:
 	$(GO) tool templ generate
