@@ -42,5 +42,10 @@ type ReplicationStatus struct {
 // NodeService reports this node's role; the web layer serves, readies and
 // forwards by it.
 type NodeService interface {
+	// Status is the node's role and the active node, from memory: it is
+	// asked on every request.
 	Status(ctx context.Context) NodeStatus
+	// Replication asks the replica how far this node is (it lists the
+	// object store): for status pages and metrics, not per request.
+	Replication(ctx context.Context) *ReplicationStatus
 }

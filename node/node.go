@@ -57,6 +57,8 @@ type Node struct {
 	follower   *replica.Follower
 	replicator *replica.Replicator
 	deadline   time.Time // local: past it, this node must no longer write
+	replCache  *atoll.ReplicationStatus
+	replAt     time.Time
 
 	fenced   chan struct{}
 	fenceErr error
@@ -90,8 +92,7 @@ func (n *Node) Err() error {
 // Status implements atoll.NodeService.
 func (n *Node) Status(ctx context.Context) atoll.NodeStatus {
 	n.mu.Lock()
-	st := atoll.NodeStatus{Node: n.cfg.ID, Role: n.role, Epoch: n.epoch, Version: n.cfg.Version, Ready: n.ready,
-		Replication: &atoll.ReplicationStatus{URL: replica.Redact(n.cfg.ReplicaURL)}}
+	st := atoll.NodeStatus{Node: n.cfg.ID, Role: n.role, Epoch: n.epoch, Version: n.cfg.Version, Ready: n.ready}
 	if l := n.active; l != nil {
 		st.ActiveNode, st.ActiveURL = l.Owner, l.AdvertiseURL
 		exp := l.ExpiresAt
@@ -100,23 +101,41 @@ func (n *Node) Status(ctx context.Context) atoll.NodeStatus {
 			st.Epoch = l.Generation
 		}
 	}
+	n.mu.Unlock()
+	return st
+}
+
+// Replication implements atoll.NodeService: the positions of this node's
+// copy and of the replica. It lists the replica, so it is cached briefly.
+func (n *Node) Replication(ctx context.Context) *atoll.ReplicationStatus {
+	n.mu.Lock()
+	if n.replCache != nil && time.Since(n.replAt) < time.Second {
+		r := *n.replCache
+		n.mu.Unlock()
+		return &r
+	}
 	follower, replicator := n.follower, n.replicator
 	n.mu.Unlock()
+	r := &atoll.ReplicationStatus{URL: replica.Redact(n.cfg.ReplicaURL)}
 	switch {
 	case replicator != nil:
 		if local, remote, last, err := replicator.Status(ctx); err == nil {
-			st.Replication.LocalTXID, st.Replication.RemoteTXID = int64(local), int64(remote)
+			r.LocalTXID, r.RemoteTXID = int64(local), int64(remote)
 			if !last.IsZero() {
-				st.Replication.LastSync = &last
+				r.LastSync = &last
 			}
 		}
 	case follower != nil:
 		if lag, err := follower.Lag(ctx); err == nil {
-			st.Replication.LocalTXID, st.Replication.RemoteTXID = int64(lag.Local), int64(lag.Remote)
-			st.Replication.LagMS = lag.Behind.Milliseconds()
+			r.LocalTXID, r.RemoteTXID = int64(lag.Local), int64(lag.Remote)
+			r.LagMS = lag.Behind.Milliseconds()
 		}
 	}
-	return st
+	n.mu.Lock()
+	n.replCache, n.replAt = r, time.Now()
+	n.mu.Unlock()
+	c := *r
+	return &c
 }
 
 // Start follows the replica and starts trying to take the lease; it

@@ -126,9 +126,11 @@ func (r *Replicator) Sync(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	start := time.Now()
 	if err := db.SyncAndWait(ctx); err != nil {
 		return fmt.Errorf("replica sync %s: %w", r.path, err)
 	}
+	r.logger.Debug("replicated", "ms", time.Since(start).Milliseconds())
 	r.mu.Lock()
 	r.lastSync = time.Now()
 	r.mu.Unlock()

@@ -81,6 +81,12 @@ func (db *DB) WriteHealth() error { return db.health.get() }
 
 func (db *DB) writer() {
 	defer close(db.done)
+	if db.AfterCommit != nil {
+		db.syncq = make(chan replicating, 1024)
+		synced := make(chan struct{})
+		go func() { defer close(synced); db.syncer() }()
+		defer func() { close(db.syncq); <-synced }()
+	}
 	for {
 		var batch []writeReq
 		select {
@@ -116,36 +122,68 @@ func (db *DB) commit(batch []writeReq) {
 	for len(todo) > 0 {
 		todo, changed = db.attempt(batch, todo, errs)
 	}
-	if changed {
-		db.afterCommit(errs)
+	switch {
+	case changed && db.syncq != nil:
+		// Its callers are answered once the batch is in the replica; the
+		// writer goes on with the next batch meanwhile.
+		db.syncq <- replicating{batch, errs}
+		return
+	case changed:
+		db.health.set(nil)
 	}
+	answer(batch, errs)
+}
+
+func answer(batch []writeReq, errs []error) {
 	for i, r := range batch {
 		r.done <- errs[i]
 	}
 }
 
-// afterCommit runs the AfterCommit hook for a batch whose COMMIT changed
-// something. The batch's callers are still waiting, so none of them has been
-// told success before the hook returns.
-func (db *DB) afterCommit(errs []error) {
-	if db.AfterCommit == nil {
-		db.health.set(nil)
-		return
-	}
-	// Not a caller's context: the hook must finish (or fail) for the whole
-	// batch, whoever stops waiting.
-	if err := db.AfterCommit(context.Background()); err != nil {
-		// The cause (endpoints, paths) is for the logs, not for users.
-		err = fmt.Errorf("%w (%w)", atoll.Errorf(atoll.EUNAVAILABLE, "The write was not replicated."), err)
-		for i := range errs {
-			if errs[i] == nil {
-				errs[i] = err
+// replicating is a committed batch whose callers wait for replication.
+type replicating struct {
+	batch []writeReq
+	errs  []error
+}
+
+// syncer runs the AfterCommit hook (the replication barrier) for committed
+// batches and then answers their callers. One run covers every batch
+// committed before it started, so while one sync is in flight the writer
+// commits the next batches, and the following sync takes them all: a burst
+// costs a few syncs, not one per batch, and no caller is told success
+// before its write is in the replica.
+func (db *DB) syncer() {
+	for first := range db.syncq {
+		group := []replicating{first}
+	more:
+		for {
+			select {
+			case r, ok := <-db.syncq:
+				if !ok {
+					break more
+				}
+				group = append(group, r)
+			default:
+				break more
 			}
 		}
+		// Not a caller's context: the hook must finish (or fail) for the
+		// whole group, whoever stops waiting.
+		err := db.AfterCommit(context.Background())
+		if err != nil {
+			// The cause (endpoints, paths) is for the logs, not for users.
+			err = fmt.Errorf("%w (%w)", atoll.Errorf(atoll.EUNAVAILABLE, "The write was not replicated."), err)
+		}
 		db.health.set(err)
-		return
+		for _, g := range group {
+			for i := range g.errs {
+				if g.errs[i] == nil {
+					g.errs[i] = err
+				}
+			}
+			answer(g.batch, g.errs)
+		}
 	}
-	db.health.set(nil)
 }
 
 // attempt runs the callers todo (indexes into batch) in one transaction. It

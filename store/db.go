@@ -33,7 +33,8 @@ type DB struct {
 	read  *sql.DB
 
 	reqs    chan writeReq
-	batches chan []writeReq // a whole batch at once: tests (export_test.go)
+	batches chan []writeReq  // a whole batch at once: tests (export_test.go)
+	syncq   chan replicating // committed batches waiting for AfterCommit
 	closing chan struct{}
 	done    chan struct{}
 	once    sync.Once

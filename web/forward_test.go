@@ -29,6 +29,10 @@ func (n *fixedNode) Status(context.Context) atoll.NodeStatus {
 	return n.st
 }
 
+func (n *fixedNode) Replication(context.Context) *atoll.ReplicationStatus {
+	return &atoll.ReplicationStatus{URL: "file:///replica"}
+}
+
 func nodeServer(t *testing.T, name string, node atoll.NodeService) *httptest.Server {
 	t.Helper()
 	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))

@@ -43,7 +43,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	s.Metrics.mu.Unlock()
 
-	st := s.nodeStatus(ctx)
+	st := s.fullStatus(ctx)
 	fmt.Fprintln(w, "# HELP atoll_node_active 1 on the active node, 0 on a standby.")
 	fmt.Fprintln(w, "# TYPE atoll_node_active gauge")
 	fmt.Fprintf(w, "atoll_node_active{node=%q,active_node=%q} %d\n", st.Node, st.ActiveNode, b2i(st.Role == atoll.RoleActive))

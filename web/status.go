@@ -19,7 +19,17 @@ func (s *Server) nodeStatus(ctx context.Context) atoll.NodeStatus {
 		Replication: &atoll.ReplicationStatus{}, Ready: s.DB.WriteHealth() == nil}
 }
 
+// fullStatus is nodeStatus with the replication positions, which cost a
+// listing of the replica.
+func (s *Server) fullStatus(ctx context.Context) atoll.NodeStatus {
+	st := s.nodeStatus(ctx)
+	if s.Cluster != nil {
+		st.Replication = s.Cluster.Replication(ctx)
+	}
+	return st
+}
+
 // handleStatus describes this node, the active node and replication.
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.nodeStatus(r.Context()))
+	writeJSON(w, http.StatusOK, s.fullStatus(r.Context()))
 }

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	main "github.com/atollhq/atoll/cmd/atoll"
+	"github.com/atollhq/atoll/replica/s3test"
 )
 
 // BenchmarkWebhookToPlanComment measures one pull request at a time: from
@@ -96,9 +98,23 @@ func BenchmarkNewHeadToPlanComment(b *testing.B) {
 // a 100-project repository, so all 100 plan.
 func BenchmarkWebhookBurst(b *testing.B) {
 	for _, workDir := range []string{"data-disk", "tmpfs"} {
-		b.Run("one-project/workdir="+workDir, func(b *testing.B) { burst(b, 1, workDir == "tmpfs") })
-		b.Run("own-project/workdir="+workDir, func(b *testing.B) { burst(b, 100, workDir == "tmpfs") })
+		b.Run("one-project/workdir="+workDir, func(b *testing.B) { burst(b, 1, workDir == "tmpfs", nil) })
+		b.Run("own-project/workdir="+workDir, func(b *testing.B) { burst(b, 100, workDir == "tmpfs", nil) })
 	}
+}
+
+// BenchmarkWebhookBurstReplicated is the one-project burst with and without
+// replication: with it, every webhook's commit is in the replica (an
+// in-process S3 server) before the webhook is answered.
+func BenchmarkWebhookBurstReplicated(b *testing.B) {
+	b.Run("replica=off", func(b *testing.B) { burst(b, 1, false, nil) })
+	b.Run("replica=s3", func(b *testing.B) {
+		s3 := s3test.New(b)
+		burst(b, 1, false, func(c *main.Config) {
+			c.ReplicaURL, c.NodeID, c.LeaseTTL = s3.URL(fmt.Sprintf("bench-%d", time.Now().UnixNano())), "bench", 5*time.Second
+			c.ReplicaAccessKeyID, c.ReplicaSecretAccessKey = s3test.AccessKeyID, s3test.SecretAccessKey
+		})
+	})
 }
 
 // tmpfsDir is a directory on /dev/shm (tmpfs), removed after the test.
@@ -111,7 +127,7 @@ func tmpfsDir(b testing.TB) string {
 	return dir
 }
 
-func burst(b *testing.B, projects int, tmpfs bool) {
+func burst(b *testing.B, projects int, tmpfs bool, configure func(*main.Config)) {
 	const pulls = 100
 	testEnv(b)
 	for iter := 0; iter < b.N; iter++ {
@@ -133,7 +149,7 @@ func burst(b *testing.B, projects int, tmpfs bool) {
 		if tmpfs {
 			workDir = tmpfsDir(b)
 		}
-		m := startBenchMain(b, gh, workDir)
+		m := startBenchMain(b, gh, workDir, configure)
 		bodies := make([][]byte, pulls)
 		for i := range bodies {
 			bodies[i] = webhookBody(b, "pull_request.opened.json", pullEvent(cloneURL, i+1, "opened", fmt.Sprintf("b%d", i), shas[i], base))
@@ -193,8 +209,13 @@ func burst(b *testing.B, projects int, tmpfs bool) {
 	}
 }
 
-func startBenchMain(b testing.TB, gh *fakeGitHub, workDir string) *main.Main {
+func startBenchMain(b testing.TB, gh *fakeGitHub, workDir string, configure ...func(*main.Config)) *main.Main {
 	m := startMain(b, b.TempDir(), func(c *main.Config) {
+		for _, f := range configure {
+			if f != nil {
+				f(c)
+			}
+		}
 		c.WorkDir = workDir
 		c.GHToken, c.GHUser, c.GHWebhookSecret, c.GHAPIURL = "gh-test-token", "atoll-bot", webhookSecret, gh.URL+"/"
 		c.RepoAllowlist = "github.com/acme/*"
@@ -205,6 +226,16 @@ func startBenchMain(b testing.TB, gh *fakeGitHub, workDir string) *main.Main {
 		}
 	})
 	b.Cleanup(func() { m.Close() })
+	if m.Node != nil {
+		// A node of a pair serves once it has promoted itself.
+		deadline := time.Now().Add(time.Minute)
+		for !m.Node.Status(context.Background()).Ready {
+			if time.Now().After(deadline) {
+				b.Fatal("the node never became active")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	return m
 }
 
