@@ -327,7 +327,9 @@ func (n *Node) fence(err error) {
 		n.cfg.Logger.Error("fenced: this node stops writing", "node", n.cfg.ID, "err", err)
 		n.mu.Lock()
 		wasActive := n.role == atoll.RoleActive
-		n.role, n.ready, n.fenceErr = atoll.RoleStandby, false, err
+		// A zero deadline makes the replica client refuse every upload
+		// from now on, even before the lease's own deadline.
+		n.role, n.ready, n.fenceErr, n.deadline = atoll.RoleStandby, false, err, time.Time{}
 		n.mu.Unlock()
 		if wasActive && n.cfg.Deactivate != nil {
 			n.cfg.Deactivate(true)

@@ -1,0 +1,179 @@
+package node_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/litestream/file"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/node"
+	"github.com/atollhq/atoll/replica"
+	"github.com/atollhq/atoll/store"
+)
+
+// testNode is one node of a pair sharing a file:// replica, with its work
+// reduced to a record of Activate/Deactivate calls.
+type testNode struct {
+	*node.Node
+	db *store.DB
+
+	mu          sync.Mutex
+	activations []int64
+	killed      bool
+	stopped     bool
+}
+
+func newTestNode(t *testing.T, id, replicaDir string) *testNode {
+	t.Helper()
+	tn := &testNode{db: store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))}
+	tn.Node = node.New(node.Config{
+		ID: id, AdvertiseURL: "http://" + id, Version: "test", ReplicaURL: "file://" + replicaDir,
+		Client: file.NewReplicaClient(replicaDir), Leaser: replica.NewFileLeaser(replicaDir), TTL: time.Second,
+		DB: tn.db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Activate: func(ctx context.Context, epoch int64) error {
+			tn.mu.Lock()
+			defer tn.mu.Unlock()
+			tn.activations = append(tn.activations, epoch)
+			return nil
+		},
+		Deactivate: func(now bool) {
+			tn.mu.Lock()
+			defer tn.mu.Unlock()
+			tn.killed, tn.stopped = now, !now
+		},
+	})
+	if err := tn.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tn.Stop(context.Background()) })
+	return tn
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (tn *testNode) active() bool { return tn.Status(context.Background()).Ready }
+
+func event(t *testing.T, db *store.DB, action string) error {
+	t.Helper()
+	return db.Update(context.Background(), func(tx *store.Tx) error {
+		return tx.AddEvent(atoll.Event{Actor: "test", Action: action})
+	})
+}
+
+func hasEvent(t *testing.T, db *store.DB, action string) bool {
+	t.Helper()
+	events, err := db.Events(context.Background(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		if e.Action == action {
+			return true
+		}
+	}
+	return false
+}
+
+// The first node takes the lease and promotes itself; the second follows as
+// a standby naming it; a graceful stop hands over at once (no TTL wait) and
+// the new active has everything the old one acknowledged, at a new epoch.
+func TestPromotionAndHandover(t *testing.T) {
+	dir := t.TempDir()
+	a := newTestNode(t, "a", dir)
+	waitFor(t, "a active", a.active)
+	if err := event(t, a.db, "written-on-a"); err != nil {
+		t.Fatal(err)
+	}
+	b := newTestNode(t, "b", dir)
+	waitFor(t, "b following a", func() bool { st := b.Status(context.Background()); return st.ActiveNode == "a" })
+	if st := b.Status(context.Background()); st.Role != atoll.RoleStandby || st.Ready || st.ActiveURL != "http://a" {
+		t.Fatalf("b = %+v, want a standby forwarding to a", st)
+	}
+
+	stopped := time.Now()
+	if err := a.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "b active", b.active)
+	if took := time.Since(stopped); took > 900*time.Millisecond {
+		t.Errorf("handover took %v, more than the TTL: the lease was not released", took)
+	}
+	if !a.stopped || a.killed {
+		t.Errorf("a's work: stopped %v killed %v, want a graceful stop", a.stopped, a.killed)
+	}
+	st := b.Status(context.Background())
+	if st.Epoch != 2 || st.ActiveNode != "b" || len(b.activations) != 1 || b.activations[0] != 2 {
+		t.Fatalf("b after handover = %+v, activations %v; want epoch 2", st, b.activations)
+	}
+	if !hasEvent(t, b.db, "written-on-a") {
+		t.Fatal("b lacks a write a acknowledged")
+	}
+	if err := event(t, b.db, "written-on-b"); err != nil {
+		t.Fatalf("write on the new active: %v", err)
+	}
+	last, err := b.db.LastEpoch(context.Background())
+	if err != nil || last == nil || last.Epoch != 2 || last.Node != "b" {
+		t.Fatalf("recorded epoch = %+v, %v", last, err)
+	}
+}
+
+// An active node whose lease is taken (its renewal finds a newer holder)
+// fences itself: its work is killed at once and its writes are refused
+// (not replicated), so nothing it writes afterwards reaches the replica.
+func TestLostLeaseFences(t *testing.T) {
+	dir := t.TempDir()
+	a := newTestNode(t, "a", dir)
+	waitFor(t, "a active", a.active)
+	// Another node whose clock says a's lease expired takes it over.
+	thief := replica.NewFileLeaser(dir)
+	thief.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	if _, err := thief.Acquire(context.Background(), "thief", "http://thief", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.Fenced():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a did not fence itself")
+	}
+	if !errors.Is(a.Err(), replica.ErrLeaseLost) {
+		t.Errorf("fence reason = %v, want the lost lease", a.Err())
+	}
+	if !a.killed {
+		t.Error("a's work was not killed")
+	}
+	if st := a.Status(context.Background()); st.Ready || st.Role != atoll.RoleStandby {
+		t.Errorf("a after fencing = %+v", st)
+	}
+	err := event(t, a.db, "after-fence")
+	if atoll.ErrorCode(err) != atoll.EUNAVAILABLE {
+		t.Fatalf("a write after fencing = %v, want EUNAVAILABLE (not replicated)", err)
+	}
+	restored := filepath.Join(t.TempDir(), "restored.db")
+	if err := replica.Restore(context.Background(), file.NewReplicaClient(dir), restored, false); err != nil {
+		t.Fatal(err)
+	}
+	db := store.NewDB(restored)
+	if err := db.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if hasEvent(t, db, "after-fence") {
+		t.Fatal("a write made after fencing reached the replica")
+	}
+}
