@@ -459,7 +459,7 @@ func TestDeployDocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := regexp.MustCompile("(?:fly\\.toml|Dockerfile|\\.dockerignore|(?:deploy|docs|cmd)/[A-Za-z0-9_./-]+[A-Za-z0-9])").FindAllString(string(doc), -1)
+	files := regexp.MustCompile(`(?:fly\.toml|Dockerfile|\.dockerignore|(?:deploy|docs|cmd)/[A-Za-z0-9_./-]+[A-Za-z0-9])`).FindAllString(string(doc), -1)
 	if len(files) == 0 {
 		t.Fatal("docs/ha.md names no deployment file")
 	}
