@@ -164,7 +164,8 @@ func (c *haCluster) cleanup() {
 		case <-time.After(10 * time.Second):
 		}
 	}
-	if c.t.Failed() {
+	// ATOLL_TEST_HA_LOGS=1 shows them for passing tests too.
+	if c.t.Failed() || os.Getenv("ATOLL_TEST_HA_LOGS") != "" {
 		c.dumpLogs()
 	}
 }
@@ -473,7 +474,10 @@ func newDelivery(event, fixtureName string, edit func(map[string]any)) (delivery
 
 // send posts the delivery to url and returns the status (0 and the error
 // when the node did not answer).
-func (d delivery) send(url string) (int, error) {
+func (d delivery) send(url string) (int, error) { return d.sendWith(haClient, url) }
+
+// sendWith is send with client.
+func (d delivery) sendWith(client *http.Client, url string) (int, error) {
 	req, err := http.NewRequest("POST", url+"/events", bytes.NewReader(d.Body))
 	if err != nil {
 		return 0, err
@@ -482,7 +486,7 @@ func (d delivery) send(url string) (int, error) {
 	req.Header.Set("X-GitHub-Event", d.Event)
 	req.Header.Set("X-GitHub-Delivery", d.ID)
 	req.Header.Set("X-Hub-Signature-256", sign(d.Body, webhookSecret))
-	resp, err := haClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err
 	}
@@ -578,9 +582,11 @@ func queryInt(t *testing.T, db *sql.DB, q string, args ...any) int64 {
 // streamResult is what happened to one delivery of a webhookStream.
 type streamResult struct {
 	D        delivery
-	Targets  []string // the URL of each attempt
-	Codes    []int    // the status of each attempt (0: no answer)
-	OK       bool     // an attempt got a 2xx
+	Targets  []string        // the URL of each attempt
+	Codes    []int           // the status of each attempt (0: no answer)
+	Errs     []string        // why an attempt got no answer
+	Times    []time.Duration // when each attempt was answered, from SentAt
+	OK       bool            // an attempt got a 2xx
 	SentAt   time.Time
 	AnswerAt time.Time // of the 2xx
 }
@@ -654,9 +660,13 @@ func (s *webhookStream) deliver(r *streamResult, i int) {
 			wait *= 2
 		}
 		url := s.URLs[(i+attempt)%len(s.URLs)]
-		code, _ := r.D.send(url)
+		code, err := r.D.send(url)
 		s.mu.Lock()
 		r.Targets, r.Codes = append(r.Targets, url), append(r.Codes, code)
+		r.Times = append(r.Times, time.Since(r.SentAt).Round(time.Millisecond))
+		if err != nil {
+			r.Errs = append(r.Errs, err.Error())
+		}
 		if code >= 200 && code <= 299 {
 			r.OK, r.AnswerAt = true, time.Now()
 		}
@@ -691,6 +701,8 @@ func (s *webhookStream) snapshot() []streamResult {
 		out[i] = *r
 		out[i].Targets = append([]string(nil), r.Targets...)
 		out[i].Codes = append([]int(nil), r.Codes...)
+		out[i].Errs = append([]string(nil), r.Errs...)
+		out[i].Times = append([]time.Duration(nil), r.Times...)
 	}
 	return out
 }
