@@ -62,7 +62,8 @@ type Node struct {
 
 	fenced   chan struct{}
 	fenceErr error
-	stop     chan struct{}
+	stopping bool          // Stop was called
+	stop     chan struct{} // closed by Stop: ends run
 	done     chan struct{}
 	once     sync.Once
 }
@@ -340,29 +341,46 @@ func (n *Node) fence(err error) {
 
 // Stop ends the node's part. An active node stops its work gracefully,
 // closes the database (its last commits replicated), and releases the lease
-// so that the standby takes over within one poll.
+// so that the standby takes over within one poll. It keeps renewing the
+// lease until then: were it to run out while jobs finish (up to the stop
+// timeout), the standby would take over while Terraform still runs here.
 func (n *Node) Stop(ctx context.Context) error {
-	select {
-	case <-n.stop:
-		return nil
-	default:
-		close(n.stop)
-	}
-	<-n.done
 	n.mu.Lock()
-	active, follower, rep, lease := n.role == atoll.RoleActive, n.follower, n.replicator, n.active
-	n.role, n.ready = atoll.RoleStandby, false
+	if n.stopping {
+		n.mu.Unlock()
+		return nil
+	}
+	n.stopping = true
+	wasActive := n.role == atoll.RoleActive
+	n.ready = false
 	n.mu.Unlock()
 	var errs []error
-	if follower != nil {
-		errs = append(errs, follower.Stop(ctx))
-	}
-	if active {
+	closeDB := func() {
 		n.cfg.Deactivate(false)
 		errs = append(errs, n.cfg.DB.Close())
+		n.mu.Lock()
+		rep := n.replicator
+		n.mu.Unlock()
 		if rep != nil {
 			errs = append(errs, rep.Close(ctx))
 		}
+	}
+	if wasActive {
+		closeDB()
+	}
+	close(n.stop) // ends the election or the renewals
+	<-n.done
+	n.mu.Lock()
+	active, follower, lease := n.role == atoll.RoleActive, n.follower, n.active
+	n.role, n.ready = atoll.RoleStandby, false
+	n.mu.Unlock()
+	if follower != nil {
+		errs = append(errs, follower.Stop(ctx))
+	}
+	if active && !wasActive { // promoted while stopping
+		closeDB()
+	}
+	if active {
 		select {
 		case <-n.fenced:
 		default:

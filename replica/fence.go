@@ -37,10 +37,26 @@ func NewFencedClient(client litestream.ReplicaClient, deadline func() time.Time)
 	return &FencedClient{Client: client, Deadline: deadline}
 }
 
+// Check returns a wrapped ErrFenced once the deadline has passed.
+func (c *FencedClient) Check(op string) error {
+	_, err := c.left(op)
+	return err
+}
+
 // check returns a wrapped ErrFenced unless the deadline is still ahead;
 // otherwise ctx is limited to the time left, so that an upload still in
 // flight at the deadline is abandoned rather than finished late.
 func (c *FencedClient) check(ctx context.Context, op string) (context.Context, context.CancelFunc, error) {
+	left, err := c.left(op)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, left)
+	return ctx, cancel, nil
+}
+
+// left is the time until the deadline, or a wrapped ErrFenced.
+func (c *FencedClient) left(op string) (time.Duration, error) {
 	var deadline time.Time
 	if c.Deadline != nil {
 		deadline = c.Deadline()
@@ -52,12 +68,10 @@ func (c *FencedClient) check(ctx context.Context, op string) (context.Context, c
 	// Fenced if either the monotonic or the wall clock says the deadline
 	// passed: the lease's expiry is wall-clock time shared with other nodes.
 	if !now.Before(deadline) || !now.Round(0).Before(deadline.Round(0)) {
-		return nil, nil, fmt.Errorf("%s: %w (deadline %s, now %s)", op, ErrFenced,
+		return 0, fmt.Errorf("%s: %w (deadline %s, now %s)", op, ErrFenced,
 			deadline.Round(0).Format(time.RFC3339Nano), now.Round(0).Format(time.RFC3339Nano))
 	}
-	left := min(deadline.Sub(now), deadline.Round(0).Sub(now.Round(0)))
-	ctx, cancel := context.WithTimeout(ctx, left)
-	return ctx, cancel, nil
+	return min(deadline.Sub(now), deadline.Round(0).Sub(now.Round(0))), nil
 }
 
 func (c *FencedClient) Type() string { return c.Client.Type() }

@@ -130,6 +130,15 @@ func (r *Replicator) Sync(ctx context.Context) error {
 	if err := db.SyncAndWait(ctx); err != nil {
 		return fmt.Errorf("replica sync %s: %w", r.path, err)
 	}
+	// Litestream counts a commit replicated once the replica's TXID reaches
+	// it, and after a failed upload it rereads that TXID from the replica:
+	// past a takeover, the new active's files. Only a sync that ended
+	// before the lease deadline (no other writer yet) proves anything.
+	if fc, ok := r.client.(*FencedClient); ok {
+		if err := fc.Check("acknowledge commit"); err != nil {
+			return fmt.Errorf("replica sync %s: %w", r.path, err)
+		}
+	}
 	r.logger.Debug("replicated", "ms", time.Since(start).Milliseconds())
 	r.mu.Lock()
 	r.lastSync = time.Now()

@@ -2,6 +2,7 @@ package replica_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/replica"
 	"github.com/atollhq/atoll/store"
 )
 
@@ -85,5 +87,51 @@ func TestUnreachableReplicaFailsWrites(t *testing.T) {
 	defer cancel()
 	if _, _, _, err := a.rep.Status(ctx); err == nil {
 		t.Error("status with the replica down: no error")
+	}
+}
+
+// A deposed active's commits are never acknowledged. Its first sync after
+// the deadline is refused by the fenced client; Litestream then forgets its
+// position and reads the replica's, which the new active has moved past
+// the deposed node's own TXIDs: nothing is left to upload, and without the
+// deadline check the barrier would report the commit replicated.
+func TestDeposedActiveWritesAreNotAcknowledged(t *testing.T) {
+	for _, tg := range targets(t) {
+		t.Run(tg.name, func(t *testing.T) {
+			var mu sync.Mutex
+			deadline := time.Now().Add(time.Hour)
+			fenced := replica.NewFencedClient(tg.client(), func() time.Time {
+				mu.Lock()
+				defer mu.Unlock()
+				return deadline
+			})
+			a := openActive(t, filepath.Join(t.TempDir(), "a.db"), fenced)
+			a.replicaDown = true // its last sync on close is refused too
+			a.write(t, "by-a")
+
+			// A's lease runs out; B restores the replica and writes ahead.
+			mu.Lock()
+			deadline = time.Now().Add(-time.Millisecond)
+			mu.Unlock()
+			pathB := filepath.Join(t.TempDir(), "b.db")
+			if err := replica.Restore(context.Background(), tg.client(), pathB, false); err != nil {
+				t.Fatal(err)
+			}
+			b := openActive(t, pathB, tg.client())
+			for i := range 3 {
+				b.write(t, name(i))
+			}
+
+			for i := range 3 {
+				err := a.db.Update(context.Background(), markEvent(fmt.Sprintf("late-%d", i)))
+				if atoll.ErrorCode(err) != atoll.EUNAVAILABLE {
+					t.Fatalf("write %d on the deposed active: %v, want EUNAVAILABLE", i, err)
+				}
+			}
+			got := restored(t, tg.client())
+			if got["late-0"] || got["late-1"] || got["late-2"] || !got["by-a"] || !got[name(2)] {
+				t.Fatalf("replica holds %v", got)
+			}
+		})
 	}
 }
