@@ -239,6 +239,11 @@ func (n *Node) promote(ctx context.Context, lease *replica.Lease, log *slog.Logg
 	// The store migrates before Litestream opens the file; from then on
 	// every commit is in the replica before it is acknowledged, and no
 	// upload leaves this node past its lease deadline.
+	// Catching up and restoring take time out of the lease: renew it before
+	// the first upload, and again before the work starts.
+	if err := n.renewOnce(ctx); err != nil {
+		return err
+	}
 	client := replica.NewFencedClient(n.cfg.Client, n.deadlineNow)
 	rep := replica.NewReplicator(path, client, n.cfg.Logger)
 	db := n.cfg.DB
@@ -253,6 +258,9 @@ func (n *Node) promote(ctx context.Context, lease *replica.Lease, log *slog.Logg
 	n.mu.Lock()
 	n.replicator = rep
 	n.mu.Unlock()
+	if err := n.renewOnce(ctx); err != nil {
+		return err
+	}
 	err = db.Update(ctx, func(tx *store.Tx) error { return tx.RecordEpoch(lease.Generation, n.cfg.ID, n.cfg.AdvertiseURL) })
 	if err != nil {
 		return err
@@ -264,6 +272,27 @@ func (n *Node) promote(ctx context.Context, lease *replica.Lease, log *slog.Logg
 	n.role, n.ready = atoll.RoleActive, true
 	n.mu.Unlock()
 	log.Info("active", "epoch", lease.Generation, "promotion_ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+// renewOnce renews the lease now, or fails if it cannot before the
+// deadline of the one held.
+func (n *Node) renewOnce(ctx context.Context) error {
+	n.mu.Lock()
+	old, deadline := n.active, n.deadline
+	n.mu.Unlock()
+	rctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	lease, err := n.cfg.Leaser.Renew(rctx, old, n.cfg.TTL)
+	if err != nil {
+		return fmt.Errorf("renew the lease: %w", err)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if time.Now().After(n.deadline) {
+		return errors.New("the lease was renewed only after its deadline")
+	}
+	n.active, n.deadline = lease, lease.Deadline(n.margin())
 	return nil
 }
 

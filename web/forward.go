@@ -32,7 +32,9 @@ func (s *Server) forwardToActive(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if r.Header.Get(forwardedHeader) != "" || st.ActiveURL == "" {
+		// Forwarded once already, no active known, or this node itself
+		// (taking over, not serving yet): try again shortly.
+		if r.Header.Get(forwardedHeader) != "" || st.ActiveURL == "" || st.ActiveNode == st.Node {
 			w.Header().Set("Retry-After", "2")
 			s.error(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "This node is a standby and no active node is known yet: try again shortly."))
 			return

@@ -300,8 +300,12 @@ func (m *Main) Close() error {
 	var errs []error
 	if m.Server != nil {
 		// Also closes the listener of a server that never served (a
-		// start-up error after Listen).
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		// start-up error after Listen). A fenced node has nothing to finish.
+		grace := 10 * time.Second
+		if m.Node != nil && m.Node.Err() != nil {
+			grace = 0
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), grace)
 		errs = append(errs, m.Server.Shutdown(ctx))
 		cancel()
 	}
