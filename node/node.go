@@ -150,8 +150,38 @@ func (n *Node) Start(ctx context.Context) error {
 	n.mu.Lock()
 	n.follower = f
 	n.mu.Unlock()
+	go n.openCopy(ctx, f)
 	go n.run(ctx)
 	return nil
+}
+
+// openCopy opens the standby's copy for reading once the follower has
+// restored it, so that the standby serves read-only pages and the read API
+// itself (a little behind the active) instead of forwarding them.
+func (n *Node) openCopy(ctx context.Context, f *replica.Follower) {
+	for {
+		if remote, err := replica.MaxTXID(ctx, n.cfg.Client); err == nil && remote > 0 {
+			if err := f.CatchUp(ctx); err == nil {
+				break
+			}
+		}
+		select {
+		case <-n.stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	// Not once promotion began: the copy is then the active's database.
+	if n.follower != f {
+		return
+	}
+	if err := n.cfg.DB.OpenReader(replica.ReadOnlyDSN(n.cfg.DB.Path)); err != nil {
+		n.cfg.Logger.Warn("standby: cannot read the local copy; pages are forwarded", "err", err)
+	}
 }
 
 // run is the standby's election loop, then the active's renewal loop.
@@ -215,12 +245,15 @@ func (n *Node) promote(ctx context.Context, lease *replica.Lease, log *slog.Logg
 			return err
 		}
 	}
+	n.mu.Lock()
+	n.follower = nil // and openCopy opens no reader from now on
+	n.mu.Unlock()
+	if err := n.cfg.DB.CloseReader(); err != nil {
+		return err
+	}
 	if err := follower.Stop(ctx); err != nil {
 		return err
 	}
-	n.mu.Lock()
-	n.follower = nil
-	n.mu.Unlock()
 	if remote > 0 {
 		// Never promote a copy that is not the replica's newest state: it
 		// would roll the replica back. Restore it afresh instead.
@@ -404,7 +437,7 @@ func (n *Node) Stop(ctx context.Context) error {
 	n.role, n.ready = atoll.RoleStandby, false
 	n.mu.Unlock()
 	if follower != nil {
-		errs = append(errs, follower.Stop(ctx))
+		errs = append(errs, n.cfg.DB.CloseReader(), follower.Stop(ctx))
 	}
 	if active && !wasActive { // promoted while stopping
 		closeDB()

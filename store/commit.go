@@ -57,6 +57,10 @@ type writeReq struct {
 // rather than accumulate into variables it captures. It must return the
 // errors of tx's methods. fn must not call Update.
 func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
+	if !db.writable.Load() {
+		// Not opened for writing (a standby's copy), or closed.
+		return atoll.Errorf(atoll.EUNAVAILABLE, "The database is not open for writing on this node.")
+	}
 	req := writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	select {
 	case db.reqs <- req:

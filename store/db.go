@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite" // also registers the "sqlite" driver
@@ -30,7 +31,10 @@ type DB struct {
 	Path string
 
 	write *sql.DB // exactly one connection, used only by the writer goroutine
-	read  *sql.DB
+	// read is the pool of read-only connections. A standby swaps it: a
+	// reader of its follower copy first (OpenReader), then Open's own.
+	read     atomic.Pointer[sql.DB]
+	writable atomic.Bool // Open succeeded and Close has not begun
 
 	reqs    chan writeReq
 	batches chan []writeReq  // a whole batch at once: tests (export_test.go)
@@ -95,27 +99,75 @@ func (db *DB) Open(ctx context.Context) error {
 		db.write.Close()
 		return err
 	}
-	if db.read, err = sql.Open("sqlite", db.dsn(true)); err != nil {
+	read, err := sql.Open("sqlite", db.dsn(true))
+	if err != nil {
 		db.write.Close()
 		return fmt.Errorf("store open reader %s: %w", db.Path, err)
 	}
-	db.read.SetMaxOpenConns(8)
+	read.SetMaxOpenConns(8)
+	if old := db.read.Swap(read); old != nil {
+		old.Close()
+	}
 	db.reqs = make(chan writeReq)
 	db.batches = make(chan []writeReq)
 	db.closing = make(chan struct{})
 	db.done = make(chan struct{})
+	db.writable.Store(true)
 	go db.writer()
 	return nil
 }
 
+// OpenReader opens only reading, with dsn, on a copy that another part of
+// the process keeps up to date: a standby's follower copy
+// (replica.ReadOnlyDSN). Writes fail with EUNAVAILABLE until Open.
+func (db *DB) OpenReader(dsn string) error {
+	read, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return fmt.Errorf("store open reader %s: %w", db.Path, err)
+	}
+	read.SetMaxOpenConns(4)
+	if old := db.read.Swap(read); old != nil {
+		old.Close()
+	}
+	return nil
+}
+
+// CloseReader closes a reader opened by OpenReader (before its copy is
+// replaced, or promoted and opened for writing).
+func (db *DB) CloseReader() error {
+	if old := db.read.Swap(nil); old != nil {
+		return old.Close()
+	}
+	return nil
+}
+
+// Readable reports whether reads are served (after Open or OpenReader).
+func (db *DB) Readable() bool { return db.read.Load() != nil }
+
+// reader is the read pool; without one, reads fail as on a closed sql.DB.
+func (db *DB) reader() *sql.DB {
+	if r := db.read.Load(); r != nil {
+		return r
+	}
+	return closedDB
+}
+
+// closedDB answers every query with sql.ErrConnDone-like failure.
+var closedDB = func() *sql.DB {
+	d, _ := sql.Open("sqlite", "file::memory:")
+	d.Close()
+	return d
+}()
+
 // Close stops the writer after pending writes and closes the database.
 func (db *DB) Close() error {
 	if db.closing == nil {
-		return nil
+		return db.CloseReader()
 	}
+	db.writable.Store(false)
 	db.once.Do(func() { close(db.closing) })
 	<-db.done
-	rerr := db.read.Close()
+	rerr := db.CloseReader()
 	if err := db.write.Close(); err != nil {
 		return fmt.Errorf("store close: %w", err)
 	}

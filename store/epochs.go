@@ -36,7 +36,7 @@ type Epoch struct {
 // LastEpoch returns the newest recorded epoch, or nil.
 func (db *DB) LastEpoch(ctx context.Context) (*Epoch, error) {
 	var e Epoch
-	err := db.read.QueryRowContext(ctx, `SELECT epoch, node, started_at FROM epochs ORDER BY epoch DESC LIMIT 1`).Scan(&e.Epoch, &e.Node, &e.StartedAt)
+	err := db.reader().QueryRowContext(ctx, `SELECT epoch, node, started_at FROM epochs ORDER BY epoch DESC LIMIT 1`).Scan(&e.Epoch, &e.Node, &e.StartedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	} else if err != nil {

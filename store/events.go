@@ -22,7 +22,7 @@ func (db *DB) Events(ctx context.Context, limit int) ([]atoll.Event, error) {
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT id, time, actor, action, repo, pull, detail FROM events ORDER BY id DESC LIMIT ?`, limit)
+	rows, err := db.reader().QueryContext(ctx, `SELECT id, time, actor, action, repo, pull, detail FROM events ORDER BY id DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store events: %w", err)
 	}

@@ -109,7 +109,7 @@ func jobsWhere(ctx context.Context, q querier, where string, args ...any) ([]*at
 
 // Job returns one job.
 func (db *DB) Job(ctx context.Context, id int64) (*atoll.Job, error) {
-	j, err := scanJob(db.read.QueryRowContext(ctx, `SELECT `+jobColumns+jobFrom+`WHERE j.id = ?`, id))
+	j, err := scanJob(db.reader().QueryRowContext(ctx, `SELECT `+jobColumns+jobFrom+`WHERE j.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, atoll.Errorf(atoll.ENOTFOUND, "Job %d not found.", id)
 	} else if err != nil {
@@ -147,17 +147,17 @@ func (db *DB) Jobs(ctx context.Context, f atoll.JobFilter) ([]*atoll.Job, error)
 		limit = 200
 	}
 	args = append(args, limit)
-	return jobsWhere(ctx, db.read, strings.Join(where, " AND ")+` ORDER BY j.id DESC LIMIT ?`, args...)
+	return jobsWhere(ctx, db.reader(), strings.Join(where, " AND ")+` ORDER BY j.id DESC LIMIT ?`, args...)
 }
 
 // RequestJobs lists a request's jobs in creation order.
 func (db *DB) RequestJobs(ctx context.Context, requestID int64) ([]*atoll.Job, error) {
-	return jobsWhere(ctx, db.read, `j.request_id = ? ORDER BY j.id`, requestID)
+	return jobsWhere(ctx, db.reader(), `j.request_id = ? ORDER BY j.id`, requestID)
 }
 
 // PullJobs lists a pull request's jobs, newest first.
 func (db *DB) PullJobs(ctx context.Context, pullID int64) ([]*atoll.Job, error) {
-	return jobsWhere(ctx, db.read, `j.pull_id = ? ORDER BY j.id DESC`, pullID)
+	return jobsWhere(ctx, db.reader(), `j.pull_id = ? ORDER BY j.id DESC`, pullID)
 }
 
 // JobCount is the number of jobs of a kind in a state.
@@ -168,7 +168,7 @@ type JobCount struct {
 
 // JobCounts counts jobs by kind and state.
 func (db *DB) JobCounts(ctx context.Context) ([]JobCount, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT kind, state, COUNT(*) FROM jobs GROUP BY kind, state ORDER BY kind, state`)
+	rows, err := db.reader().QueryContext(ctx, `SELECT kind, state, COUNT(*) FROM jobs GROUP BY kind, state ORDER BY kind, state`)
 	if err != nil {
 		return nil, fmt.Errorf("store job counts: %w", err)
 	}

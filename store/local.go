@@ -56,7 +56,7 @@ func (tx *Tx) HideComments(pullID int64, author, marker string, keep ...int64) e
 
 // Comments lists a pull request's comments in order.
 func (db *DB) Comments(ctx context.Context, pullID int64) ([]Comment, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id, author, body, hidden, created_at FROM comments WHERE pull_id = ? ORDER BY id`, pullID)
+	rows, err := db.reader().QueryContext(ctx, `SELECT id, author, body, hidden, created_at FROM comments WHERE pull_id = ? ORDER BY id`, pullID)
 	if err != nil {
 		return nil, fmt.Errorf("store comments: %w", err)
 	}
@@ -97,7 +97,7 @@ func (tx *Tx) SetStatus(repoID int64, st CommitStatus) error {
 
 // Statuses lists the statuses on sha of a repository.
 func (db *DB) Statuses(ctx context.Context, repoID int64, sha string) ([]CommitStatus, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT sha, context, state, description, target_url FROM statuses WHERE repo_id = ? AND sha = ? ORDER BY context`, repoID, sha)
+	rows, err := db.reader().QueryContext(ctx, `SELECT sha, context, state, description, target_url FROM statuses WHERE repo_id = ? AND sha = ? ORDER BY context`, repoID, sha)
 	if err != nil {
 		return nil, fmt.Errorf("store statuses: %w", err)
 	}
@@ -123,7 +123,7 @@ func (tx *Tx) Approve(pullID int64, user string) error {
 
 // Approvers lists who approved a pull request.
 func (db *DB) Approvers(ctx context.Context, pullID int64) ([]string, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT user FROM approvals WHERE pull_id = ? ORDER BY user`, pullID)
+	rows, err := db.reader().QueryContext(ctx, `SELECT user FROM approvals WHERE pull_id = ? ORDER BY user`, pullID)
 	if err != nil {
 		return nil, fmt.Errorf("store approvers: %w", err)
 	}

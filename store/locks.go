@@ -133,10 +133,10 @@ func releaseDetail(reason string, locks []*atoll.Lock) string {
 
 // Locks lists all locks, oldest first.
 func (db *DB) Locks(ctx context.Context) ([]*atoll.Lock, error) {
-	return locksWhere(ctx, db.read, `1=1`)
+	return locksWhere(ctx, db.reader(), `1=1`)
 }
 
 // PullLocks lists the locks a pull request holds.
 func (db *DB) PullLocks(ctx context.Context, pullID int64) ([]*atoll.Lock, error) {
-	return locksWhere(ctx, db.read, `l.pull_id = ?`, pullID)
+	return locksWhere(ctx, db.reader(), `l.pull_id = ?`, pullID)
 }

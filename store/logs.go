@@ -45,7 +45,7 @@ func (db *DB) Logs(ctx context.Context, jobID, from int64, limit int) ([]atoll.L
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT job_id, seq, stream, time, text FROM log_lines
+	rows, err := db.reader().QueryContext(ctx, `SELECT job_id, seq, stream, time, text FROM log_lines
 		WHERE job_id = ? AND seq >= ? ORDER BY seq LIMIT ?`, jobID, from, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store logs of job %d: %w", jobID, err)
@@ -67,7 +67,7 @@ func (db *DB) Logs(ctx context.Context, jobID, from int64, limit int) ([]atoll.L
 // LastLogSeq returns the highest seq stored for a job, or 0.
 func (db *DB) LastLogSeq(ctx context.Context, jobID int64) (int64, error) {
 	var n int64
-	if err := db.read.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM log_lines WHERE job_id = ?`, jobID).Scan(&n); err != nil {
+	if err := db.reader().QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM log_lines WHERE job_id = ?`, jobID).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store last log seq of job %d: %w", jobID, err)
 	}
 	return n, nil

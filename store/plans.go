@@ -104,7 +104,7 @@ func scanPlan(s scanner) (*atoll.Plan, error) {
 // PendingPlans returns the unapplied, undiscarded plans of a pull request
 // (one per project at most), without file bytes.
 func (db *DB) PendingPlans(ctx context.Context, pullID int64) ([]*atoll.Plan, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+planColumns+` FROM plans
+	rows, err := db.reader().QueryContext(ctx, `SELECT `+planColumns+` FROM plans
 		WHERE pull_id = ? AND applied_at IS NULL AND discarded_at IS NULL ORDER BY id`, pullID)
 	return collect(rows, err, "pending plans", scanPlan)
 }
@@ -112,7 +112,7 @@ func (db *DB) PendingPlans(ctx context.Context, pullID int64) ([]*atoll.Plan, er
 // PlanByJob returns the plan a plan job produced, with file bytes.
 func (db *DB) PlanByJob(ctx context.Context, jobID int64) (*atoll.Plan, error) {
 	var p *atoll.Plan
-	row := db.read.QueryRowContext(ctx, `SELECT `+planColumns+`, file, show_json, pruned_at FROM plans WHERE job_id = ?`, jobID)
+	row := db.reader().QueryRowContext(ctx, `SELECT `+planColumns+`, file, show_json, pruned_at FROM plans WHERE job_id = ?`, jobID)
 	var file, show []byte
 	var pruned sql.NullInt64
 	p, err := scanPlan(scanExtra{row, []any{&file, &show, &pruned}})
@@ -133,7 +133,7 @@ func (db *DB) PlanFile(ctx context.Context, id int64) ([]byte, error) {
 	var file []byte
 	var want string
 	var pruned sql.NullInt64
-	err := db.read.QueryRowContext(ctx, `SELECT file, sha256, pruned_at FROM plans WHERE id = ?`, id).Scan(&file, &want, &pruned)
+	err := db.reader().QueryRowContext(ctx, `SELECT file, sha256, pruned_at FROM plans WHERE id = ?`, id).Scan(&file, &want, &pruned)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, atoll.Errorf(atoll.ENOTFOUND, "Plan %d not found.", id)
 	} else if err != nil {

@@ -22,7 +22,7 @@ func (tx *Tx) UpsertProject(repoID int64, p atoll.Project) (int64, error) {
 
 // PullProjects lists the projects a pull request has jobs for.
 func (db *DB) PullProjects(ctx context.Context, pullID int64) ([]atoll.Project, error) {
-	rows, err := db.read.QueryContext(ctx, `
+	rows, err := db.reader().QueryContext(ctx, `
 		SELECT DISTINCT pr.id, pr.repo_id, pr.name, pr.dir, pr.workspace
 		FROM projects pr JOIN jobs j ON j.project_id = pr.id
 		WHERE j.pull_id = ? ORDER BY pr.dir, pr.workspace, pr.name`, pullID)

@@ -29,7 +29,7 @@ func (o ProjectOutcome) Applied() bool {
 // finished jobs for at headSHA, ordered by project id. Jobs of other
 // commits do not count: their plans can no longer be applied.
 func (db *DB) PullOutcomes(ctx context.Context, pullID int64, headSHA string) ([]ProjectOutcome, error) {
-	rows, err := db.read.QueryContext(ctx, `
+	rows, err := db.reader().QueryContext(ctx, `
 		SELECT j.project_id, j.kind, j.state,
 			COALESCE(pl.add_count + pl.change_count + pl.destroy_count + pl.import_count, 0) > 0
 		FROM jobs j LEFT JOIN plans pl ON pl.job_id = j.id

@@ -56,7 +56,7 @@ func scanPull(s scanner) (*atoll.Pull, error) {
 
 // Pull returns the pull request with the given id.
 func (db *DB) Pull(ctx context.Context, id int64) (*atoll.Pull, error) {
-	return pullWhere(ctx, db.read, `p.id = ?`, id)
+	return pullWhere(ctx, db.reader(), `p.id = ?`, id)
 }
 
 // PullByNumber returns pull request number of repo owner/name (matched
@@ -66,7 +66,7 @@ func (db *DB) PullByNumber(ctx context.Context, fullName string, number int) (*a
 	if !ok {
 		return nil, atoll.Errorf(atoll.EINVALID, "Repository must be owner/name.")
 	}
-	return pullWhere(ctx, db.read, `r.owner = ? COLLATE NOCASE AND r.name = ? COLLATE NOCASE AND p.number = ?`, owner, name, number)
+	return pullWhere(ctx, db.reader(), `r.owner = ? COLLATE NOCASE AND r.name = ? COLLATE NOCASE AND p.number = ?`, owner, name, number)
 }
 
 // Pull returns the pull request with the given id as seen in the transaction.
@@ -112,6 +112,6 @@ func (db *DB) Pulls(ctx context.Context, f atoll.PullFilter) ([]*atoll.Pull, err
 	if len(where) > 0 {
 		q += `WHERE ` + strings.Join(where, ` AND `)
 	}
-	rows, err := db.read.QueryContext(ctx, q+` ORDER BY p.updated_at DESC, p.id DESC LIMIT 500`, args...)
+	rows, err := db.reader().QueryContext(ctx, q+` ORDER BY p.updated_at DESC, p.id DESC LIMIT 500`, args...)
 	return collect(rows, err, "pulls", scanPull)
 }

@@ -40,7 +40,7 @@ func scanRepo(s scanner) (*atoll.Repo, error) {
 
 // Repo returns the repository with the given id.
 func (db *DB) Repo(ctx context.Context, id int64) (*atoll.Repo, error) {
-	r, err := scanRepo(db.read.QueryRowContext(ctx, `SELECT `+repoColumns+` FROM repos r WHERE r.id = ?`, id))
+	r, err := scanRepo(db.reader().QueryRowContext(ctx, `SELECT `+repoColumns+` FROM repos r WHERE r.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, atoll.Errorf(atoll.ENOTFOUND, "Repository not found.")
 	} else if err != nil {
@@ -56,7 +56,7 @@ func (db *DB) RepoByName(ctx context.Context, fullName string) (*atoll.Repo, err
 	if !ok {
 		return nil, atoll.Errorf(atoll.EINVALID, "Repository must be owner/name.")
 	}
-	r, err := scanRepo(db.read.QueryRowContext(ctx, `SELECT `+repoColumns+` FROM repos r WHERE r.owner = ? COLLATE NOCASE AND r.name = ? COLLATE NOCASE ORDER BY r.id LIMIT 1`, owner, name))
+	r, err := scanRepo(db.reader().QueryRowContext(ctx, `SELECT `+repoColumns+` FROM repos r WHERE r.owner = ? COLLATE NOCASE AND r.name = ? COLLATE NOCASE ORDER BY r.id LIMIT 1`, owner, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, atoll.Errorf(atoll.ENOTFOUND, "Repository %s not found.", fullName)
 	} else if err != nil {

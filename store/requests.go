@@ -136,7 +136,7 @@ func (tx *Tx) RequeueRunning() ([]*atoll.Job, error) {
 
 // Request returns one request.
 func (db *DB) Request(ctx context.Context, id int64) (*atoll.Request, error) {
-	q, err := scanRequest(db.read.QueryRowContext(ctx, `SELECT `+requestColumns+requestFrom+`WHERE q.id = ?`, id))
+	q, err := scanRequest(db.reader().QueryRowContext(ctx, `SELECT `+requestColumns+requestFrom+`WHERE q.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, atoll.Errorf(atoll.ENOTFOUND, "Request not found.")
 	} else if err != nil {
@@ -148,7 +148,7 @@ func (db *DB) Request(ctx context.Context, id int64) (*atoll.Request, error) {
 // CountRequests counts requests in a state (metrics, tests).
 func (db *DB) CountRequests(ctx context.Context, state string) (int, error) {
 	var n int
-	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM requests WHERE state = ?`, state).Scan(&n); err != nil {
+	if err := db.reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM requests WHERE state = ?`, state).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store count requests: %w", err)
 	}
 	return n, nil
@@ -157,7 +157,7 @@ func (db *DB) CountRequests(ctx context.Context, state string) (int, error) {
 // PullBusy reports whether a pull request has a request queued or running.
 func (db *DB) PullBusy(ctx context.Context, pullID int64) (bool, error) {
 	var n int
-	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM requests WHERE pull_id = ? AND state IN ('queued', 'running')`, pullID).Scan(&n)
+	err := db.reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM requests WHERE pull_id = ? AND state IN ('queued', 'running')`, pullID).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("store pull %d busy: %w", pullID, err)
 	}

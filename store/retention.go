@@ -248,7 +248,7 @@ func (tx *Tx) prunePlanBatch(cutoff int64, limit int) (int64, bool, error) {
 // database will take again.
 func (db *DB) incrementalVacuum(ctx context.Context, res *PruneResult, limit int) error {
 	var mode int
-	if err := db.read.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil {
+	if err := db.reader().QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil {
 		return fmt.Errorf("store auto_vacuum: %w", err)
 	}
 	if mode != 2 { // 0 none, 1 full (SQLite vacuums at every commit), 2 incremental

@@ -6,6 +6,6 @@ import "context"
 // that have no read API (webhook records, plan columns).
 func (db *DB) QueryInt(ctx context.Context, query string, args ...any) (int64, error) {
 	var n int64
-	err := db.read.QueryRowContext(ctx, query, args...).Scan(&n)
+	err := db.reader().QueryRowContext(ctx, query, args...).Scan(&n)
 	return n, err
 }

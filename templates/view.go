@@ -26,6 +26,9 @@ type Meta struct {
 	Demo         bool
 	Now          time.Time
 	AssetVersion string // cache-busting suffix for /assets/ URLs
+	// Standby, when set, says that the page comes from a standby's copy of
+	// the database and how far behind it is.
+	Standby string
 }
 
 // PullRow is one pull request of the index.

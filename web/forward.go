@@ -5,6 +5,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"strings"
 
 	"github.com/atollhq/atoll"
 )
@@ -13,11 +14,17 @@ import (
 // forwarded twice (two standbys, or a stale view of who is active).
 const forwardedHeader = "X-Atoll-Forwarded-By"
 
+// readsLocally reports a request a standby may answer from its own copy:
+// reading, and not the live log stream, which only the active node has.
+func readsLocally(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && !strings.HasSuffix(r.URL.Path, "/ws")
+}
+
 // servedByEveryNode are the routes a standby answers itself.
 var servedByEveryNode = map[string]bool{"/healthz": true, "/readyz": true, "/api/v1/status": true, "/metrics": true}
 
-// forwardToActive sends what a standby does not serve itself to the active
-// node: by reverse proxy to the active's advertise URL (websockets
+// forwardToActive sends what a standby does not serve itself (anything
+// but reading, or reading before its copy is restored) to the active node: by reverse proxy to the active's advertise URL (websockets
 // included), or on Fly.io by asking Fly's proxy to replay the request on
 // the active machine. With no active node known it answers 503 and
 // Retry-After: a webhook is then redelivered, never lost silently.
@@ -29,6 +36,13 @@ func (s *Server) forwardToActive(next http.Handler) http.Handler {
 		}
 		st := s.Cluster.Status(r.Context())
 		if st.Role == atoll.RoleActive {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if readsLocally(r) && s.DB.Readable() {
+			// Pages and the read API come from this standby's copy, a
+			// little behind the active (the pages say how much).
+			w.Header().Set("X-Atoll-Standby", st.Node)
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -33,79 +33,102 @@ func (n *fixedNode) Replication(context.Context) *atoll.ReplicationStatus {
 	return &atoll.ReplicationStatus{URL: "file:///replica"}
 }
 
-func nodeServer(t *testing.T, name string, node atoll.NodeService) *httptest.Server {
+func nodeServer(t *testing.T, name string, node atoll.NodeService, db *store.DB) *httptest.Server {
 	t.Helper()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-	if err := db.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
 	s := &web.Server{DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Node: name, Cluster: node}
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	return srv
 }
 
-// A standby answers health and status itself and forwards everything else
-// to the active node; with no active known it answers 503 + Retry-After,
-// and it never forwards a forwarded request again.
-func TestStandbyForwardsToActive(t *testing.T) {
-	active := nodeServer(t, "a", &fixedNode{st: atoll.NodeStatus{Node: "a", Role: atoll.RoleActive, Epoch: 3, ActiveNode: "a", Ready: true}})
-	standbyNode := &fixedNode{st: atoll.NodeStatus{Node: "b", Role: atoll.RoleStandby, Epoch: 3, ActiveNode: "a", ActiveURL: active.URL}}
-	standby := nodeServer(t, "b", standbyNode)
+func openedDB(t *testing.T) *store.DB {
+	t.Helper()
+	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
+	if err := db.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
 
-	get := func(url string, header ...string) (int, string, http.Header) {
-		t.Helper()
-		req, _ := http.NewRequest("GET", url, nil)
-		if len(header) == 2 {
-			req.Header.Set(header[0], header[1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), resp.Header
+func call(t *testing.T, method, url string, header ...string) (int, string, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
-	cases := []struct {
-		path       string
-		wantStatus int
-		wantNode   string // the node whose status answered
-	}{
-		{"/readyz", http.StatusServiceUnavailable, ""},
-		{"/api/v1/status", http.StatusOK, "b"},
-		{"/api/v1/locks", http.StatusOK, ""},
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range cases {
-		code, body, _ := get(standby.URL + c.path)
-		if code != c.wantStatus {
-			t.Errorf("GET %s on the standby = %d %s, want %d", c.path, code, body, c.wantStatus)
-		}
-		if c.wantNode != "" {
-			var st atoll.NodeStatus
-			json.Unmarshal([]byte(body), &st)
-			if st.Node != c.wantNode || st.Role != atoll.RoleStandby || st.ActiveNode != "a" {
-				t.Errorf("status on the standby = %+v", st)
-			}
-		}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+// A standby answers health and status itself, reads from its own copy once
+// it has one (pages say it is a standby's copy), and forwards everything
+// else to the active node; with no active known it answers 503 +
+// Retry-After, and it never forwards a forwarded request again.
+func TestStandbyForwardsToActive(t *testing.T) {
+	active := nodeServer(t, "a", &fixedNode{st: atoll.NodeStatus{Node: "a", Role: atoll.RoleActive, Epoch: 3, ActiveNode: "a", Ready: true}}, openedDB(t))
+	standbyNode := &fixedNode{st: atoll.NodeStatus{Node: "b", Role: atoll.RoleStandby, Epoch: 3, ActiveNode: "a", ActiveURL: active.URL}}
+	copyPath := filepath.Join(t.TempDir(), "atoll.db")
+	standbyDB := store.NewDB(copyPath) // no copy yet
+	t.Cleanup(func() { standbyDB.Close() })
+	standby := nodeServer(t, "b", standbyNode, standbyDB)
+
+	if code, _, _ := call(t, "GET", standby.URL+"/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("standby /readyz = %d, want 503", code)
 	}
-	// Forwarded: the active's answer comes back (its readyz is 200, but
-	// readyz is never forwarded; the status page of a job is).
-	if code, body, _ := get(standby.URL + "/api/v1/jobs/999"); code != http.StatusNotFound || !strings.Contains(body, "not found") {
+	code, body, _ := call(t, "GET", standby.URL+"/api/v1/status")
+	var st atoll.NodeStatus
+	json.Unmarshal([]byte(body), &st)
+	if code != http.StatusOK || st.Node != "b" || st.Role != atoll.RoleStandby || st.ActiveNode != "a" {
+		t.Errorf("status on the standby = %d %+v", code, st)
+	}
+	// Without a copy to read, reads are forwarded too: the active's answer.
+	if code, body, h := call(t, "GET", standby.URL+"/api/v1/jobs/999"); code != http.StatusNotFound || !strings.Contains(body, "not found") || h.Get("X-Atoll-Standby") != "" {
 		t.Errorf("forwarded job lookup = %d %s, want the active's 404", code, body)
 	}
-	if code, _, _ := get(standby.URL+"/api/v1/locks", "X-Atoll-Forwarded-By", "c"); code != http.StatusServiceUnavailable {
+	// A mutation is always the active's: it answers (its API is disabled).
+	if code, body, _ := call(t, "DELETE", standby.URL+"/api/v1/locks/1", "Content-Type", "application/json"); code != http.StatusUnauthorized || !strings.Contains(body, "disabled") {
+		t.Errorf("forwarded unlock = %d %s, want the active's 401", code, body)
+	}
+	if code, _, _ := call(t, "DELETE", standby.URL+"/api/v1/locks/1", "Content-Type", "application/json", "X-Atoll-Forwarded-By", "c"); code != http.StatusServiceUnavailable {
 		t.Errorf("a forwarded request reaching a standby = %d, want 503 (no second hop)", code)
 	}
+
+	// With its copy open, the standby reads locally and says so.
+	seed := store.NewDB(copyPath)
+	if err := seed.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	seed.Close()
+	if err := standbyDB.OpenReader("file:" + copyPath + "?mode=ro"); err != nil {
+		t.Fatal(err)
+	}
+	if code, body, h := call(t, "GET", standby.URL+"/api/v1/locks"); code != http.StatusOK || h.Get("X-Atoll-Standby") != "b" || strings.TrimSpace(body) != "[]" {
+		t.Errorf("locks on the standby = %d %q (served by %q), want its own copy's", code, body, h.Get("X-Atoll-Standby"))
+	}
+	if code, body, _ := call(t, "GET", standby.URL+"/"); code != http.StatusOK || !strings.Contains(body, "Standby: this page is read from this node") {
+		t.Errorf("index on the standby = %d, want the standby banner:\n%s", code, body)
+	}
+	if code, _, _ := call(t, "GET", active.URL+"/"); code != http.StatusOK {
+		t.Errorf("active index = %d", code)
+	}
+	if code, body, _ := call(t, "GET", active.URL+"/"); code != http.StatusOK || strings.Contains(body, "Standby:") {
+		t.Errorf("the active's pages carry the standby banner")
+	}
+
 	standbyNode.mu.Lock()
 	standbyNode.st.ActiveURL, standbyNode.st.ActiveNode = "", ""
 	standbyNode.mu.Unlock()
-	code, _, h := get(standby.URL + "/api/v1/locks")
+	code, _, h := call(t, "DELETE", standby.URL+"/api/v1/locks/1", "Content-Type", "application/json")
 	if code != http.StatusServiceUnavailable || h.Get("Retry-After") == "" {
 		t.Errorf("no active known: %d Retry-After=%q, want 503 with Retry-After", code, h.Get("Retry-After"))
 	}
-	if code, _, _ := get(active.URL + "/readyz"); code != http.StatusOK {
+	if code, _, _ := call(t, "GET", active.URL+"/readyz"); code != http.StatusOK {
 		t.Errorf("active /readyz = %d", code)
 	}
 }

@@ -2,6 +2,8 @@ package web
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"strconv"
@@ -45,7 +47,7 @@ func (s *Server) handleIndexPage(w http.ResponseWriter, r *http.Request) {
 	if len(pulls) > indexPulls {
 		pulls = pulls[:indexPulls]
 	}
-	page := templates.IndexPage{Meta: s.pageMeta(), Pulls: make([]templates.PullRow, 0, len(pulls))}
+	page := templates.IndexPage{Meta: s.pageMeta(r.Context()), Pulls: make([]templates.PullRow, 0, len(pulls))}
 	for _, p := range pulls {
 		projects, err := s.DB.PullProjects(ctx, p.ID)
 		if err != nil {
@@ -78,7 +80,7 @@ func (s *Server) handlePullPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	page := templates.PullPage{Meta: s.pageMeta(), Pull: pull}
+	page := templates.PullPage{Meta: s.pageMeta(r.Context()), Pull: pull}
 	if page.Repo, err = s.DB.Repo(ctx, pull.RepoID); err != nil {
 		s.pageError(w, r, err)
 		return
@@ -139,7 +141,7 @@ func (s *Server) handleJobPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	s.renderPage(w, r, http.StatusOK, templates.Job(templates.JobPage{Meta: s.pageMeta(), Job: job, Lines: lines}))
+	s.renderPage(w, r, http.StatusOK, templates.Job(templates.JobPage{Meta: s.pageMeta(r.Context()), Job: job, Lines: lines}))
 }
 
 // handleNotFoundPage answers every GET no other route matches: an HTML page,
@@ -175,19 +177,29 @@ func (s *Server) handleAsset(w http.ResponseWriter, r *http.Request) {
 }
 
 // pageMeta is what every page's header shows.
-func (s *Server) pageMeta() templates.Meta {
+func (s *Server) pageMeta(ctx context.Context) templates.Meta {
 	now := time.Now().UTC()
 	if s.DB != nil && s.DB.Now != nil {
 		now = s.DB.Now()
 	}
-	return templates.Meta{Version: s.Version, Node: s.Node, Demo: s.Demo, Now: now, AssetVersion: assets.Version}
+	m := templates.Meta{Version: s.Version, Node: s.Node, Demo: s.Demo, Now: now, AssetVersion: assets.Version}
+	if s.Cluster != nil {
+		if st := s.Cluster.Status(ctx); st.Role != atoll.RoleActive {
+			lag := int64(0)
+			if r := s.Cluster.Replication(ctx); r != nil {
+				lag = r.LagMS
+			}
+			m.Standby = fmt.Sprintf("Standby: this page is read from this node's copy, %d ms behind the active node %s. Actions are sent to the active node.", lag, st.ActiveNode)
+		}
+	}
+	return m
 }
 
 // pageError shows err as an HTML page with the status for its code; like
 // s.error, internal errors are logged and shown as a generic message.
 func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
 	status := s.errorStatus(r, err)
-	page := templates.ErrorPage{Meta: s.pageMeta(), Status: status, Message: atoll.ErrorMessage(err)}
+	page := templates.ErrorPage{Meta: s.pageMeta(r.Context()), Status: status, Message: atoll.ErrorMessage(err)}
 	s.renderPage(w, r, status, templates.Error(page))
 }
 

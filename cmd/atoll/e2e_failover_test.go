@@ -49,7 +49,7 @@ func TestFailoverKill9DuringPlan(t *testing.T) {
 	d, _ := c.openPull(t, 1, "small", map[string]string{"small/main.tf": tfProject("small", 2)}, "small/main.tf")
 	mustSend(t, b.URL, d)
 	mustContain(t, "PR 1 plan comment", waitPullComment(t, c.GH, 1, "Plan: 2 to add", 60*time.Second), "atlantis apply -d small")
-	plansBefore := pullPlans(t, b.URL, 1)
+	plansBefore := pullPlans(t, a.URL, 1) // the active: a standby's copy may lag
 	if len(plansBefore) != 1 {
 		t.Fatalf("PR 1 plans = %+v, want one", plansBefore)
 	}
@@ -61,7 +61,7 @@ func TestFailoverKill9DuringPlan(t *testing.T) {
 	mustSend(t, a.URL, d)
 	var running []atoll.Job
 	eventually(t, 60*time.Second, "PR 2's plan running (seen through B)", func() bool {
-		getJSONFrom(b.URL+"/api/v1/jobs?state=running&kind=plan&pull=2", &running)
+		getJSONFrom(a.URL+"/api/v1/jobs?state=running&kind=plan&pull=2", &running)
 		return len(running) == 1
 	})
 	// Kill while Terraform itself runs, not while the job checks out.
@@ -71,14 +71,14 @@ func TestFailoverKill9DuringPlan(t *testing.T) {
 		return len(tfBefore) > 0
 	})
 	var locksBefore []atoll.Lock
-	if _, err := getJSONFrom(b.URL+"/api/v1/locks", &locksBefore); err != nil {
+	if _, err := getJSONFrom(a.URL+"/api/v1/locks", &locksBefore); err != nil {
 		t.Fatal(err)
 	}
 	if !hasLock(locksBefore, 1, "small") || !hasLock(locksBefore, 2, "slow") {
 		t.Fatalf("locks before the kill = %+v, want PR 1's small and PR 2's slow", locksBefore)
 	}
 	var stillRunning atoll.Job
-	if _, err := getJSONFrom(fmt.Sprintf("%s/api/v1/jobs/%d", b.URL, running[0].ID), &stillRunning); err != nil || stillRunning.State != atoll.JobRunning {
+	if _, err := getJSONFrom(fmt.Sprintf("%s/api/v1/jobs/%d", a.URL, running[0].ID), &stillRunning); err != nil || stillRunning.State != atoll.JobRunning {
 		t.Fatalf("PR 2's plan before the kill: %+v %v", stillRunning, err)
 	}
 
@@ -178,7 +178,7 @@ func TestFailoverFileReplica(t *testing.T) {
 	d, _ := c.openPull(t, 1, "small", map[string]string{"small/main.tf": tfProject("small", 3)}, "small/main.tf")
 	mustSend(t, a.URL, d)
 	waitPullComment(t, c.GH, 1, "Plan: 3 to add", 60*time.Second)
-	plansBefore := pullPlans(t, b.URL, 1)
+	plansBefore := pullPlans(t, a.URL, 1)
 	comment := c.commentDelivery(t, 1, "atlantis help f1")
 	mustSend(t, b.URL, comment)
 
