@@ -47,31 +47,6 @@ func fenceReplicas() []struct {
 	}
 }
 
-// fenceLTX encodes a minimal valid LTX file (one page) for transaction txid.
-func fenceLTX(t *testing.T, txid ltx.TXID) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	enc, err := ltx.NewEncoder(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hdr := ltx.Header{Version: ltx.Version, PageSize: 512, Commit: 1, MinTXID: txid, MaxTXID: txid, Timestamp: time.Now().UnixMilli()}
-	if txid > 1 {
-		hdr.PreApplyChecksum = ltx.ChecksumFlag
-	}
-	if err := enc.EncodeHeader(hdr); err != nil {
-		t.Fatal(err)
-	}
-	if err := enc.EncodePage(ltx.PageHeader{Pgno: 1}, make([]byte, 512)); err != nil {
-		t.Fatal(err)
-	}
-	enc.SetPostApplyChecksum(ltx.ChecksumFlag)
-	if err := enc.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 func fenceList(t *testing.T, c litestream.ReplicaClient) []*ltx.FileInfo {
 	t.Helper()
 	infos, err := litestream.FindLTXFiles(context.Background(), c, 0, false, func(*ltx.FileInfo) (bool, error) { return true, nil })
@@ -92,13 +67,13 @@ func TestFencedClientRefusesWritesAfterDeadline(t *testing.T) {
 			fc.Now = clock.Now
 
 			clock.Set(deadline.Add(-5 * time.Second))
-			written := fenceLTX(t, 1)
+			written := s3test.LTXFile(t, 1)
 			if _, err := fc.WriteLTXFile(ctx, 0, 1, 1, bytes.NewReader(written)); err != nil {
 				t.Fatalf("write before the deadline: %v", err)
 			}
 
 			clock.Set(deadline)
-			if _, err := fc.WriteLTXFile(ctx, 0, 2, 2, bytes.NewReader(fenceLTX(t, 2))); !errors.Is(err, replica.ErrFenced) {
+			if _, err := fc.WriteLTXFile(ctx, 0, 2, 2, bytes.NewReader(s3test.LTXFile(t, 2))); !errors.Is(err, replica.ErrFenced) {
 				t.Fatalf("write at the deadline: err = %v, want ErrFenced", err)
 			}
 			infos := fenceList(t, fc) // reads pass through
@@ -135,7 +110,7 @@ func TestFencedClientWithoutDeadline(t *testing.T) {
 		"zero": func() time.Time { return time.Time{} },
 	} {
 		fc := replica.NewFencedClient(inner, deadline)
-		if _, err := fc.WriteLTXFile(context.Background(), 0, 1, 1, bytes.NewReader(fenceLTX(t, 1))); !errors.Is(err, replica.ErrFenced) {
+		if _, err := fc.WriteLTXFile(context.Background(), 0, 1, 1, bytes.NewReader(s3test.LTXFile(t, 1))); !errors.Is(err, replica.ErrFenced) {
 			t.Errorf("%s deadline: err = %v, want ErrFenced", name, err)
 		}
 	}
@@ -148,7 +123,7 @@ func TestFencedClientAfterPause(t *testing.T) {
 	deadline := time.Now().Add(50 * time.Millisecond)
 	fc := replica.NewFencedClient(inner, func() time.Time { return deadline })
 	time.Sleep(100 * time.Millisecond) // the "freeze"
-	if _, err := fc.WriteLTXFile(context.Background(), 0, 1, 1, bytes.NewReader(fenceLTX(t, 1))); !errors.Is(err, replica.ErrFenced) {
+	if _, err := fc.WriteLTXFile(context.Background(), 0, 1, 1, bytes.NewReader(s3test.LTXFile(t, 1))); !errors.Is(err, replica.ErrFenced) {
 		t.Fatalf("write after the pause: err = %v, want ErrFenced", err)
 	}
 	if got := fenceList(t, inner); len(got) != 0 {
@@ -179,13 +154,13 @@ func TestFencedClientFollowsLease(t *testing.T) {
 			fc.Now = clock.Now
 
 			clock.Set(leaseT0.Add(leaseTTL - margin)) // the lease itself has 3s left
-			if _, err := fc.WriteLTXFile(ctx, 0, 1, 1, bytes.NewReader(fenceLTX(t, 1))); !errors.Is(err, replica.ErrFenced) {
+			if _, err := fc.WriteLTXFile(ctx, 0, 1, 1, bytes.NewReader(s3test.LTXFile(t, 1))); !errors.Is(err, replica.ErrFenced) {
 				t.Fatalf("write within the safety margin: err = %v, want ErrFenced", err)
 			}
 			if lease, err = leaser.Renew(ctx, lease, leaseTTL); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := fc.WriteLTXFile(ctx, 0, 1, 1, bytes.NewReader(fenceLTX(t, 1))); err != nil {
+			if _, err := fc.WriteLTXFile(ctx, 0, 1, 1, bytes.NewReader(s3test.LTXFile(t, 1))); err != nil {
 				t.Fatalf("write after renewal: %v", err)
 			}
 		})
@@ -212,7 +187,7 @@ func TestFencedClientAbandonsUploadAtDeadline(t *testing.T) {
 	inner := fenceReplicas()[1].new(t) // S3: its upload honours the context
 	deadline := time.Now().Add(300 * time.Millisecond)
 	fc := replica.NewFencedClient(inner, func() time.Time { return deadline })
-	body := &slowReader{r: bytes.NewReader(fenceLTX(t, 1)), delay: 600 * time.Millisecond}
+	body := &slowReader{r: bytes.NewReader(s3test.LTXFile(t, 1)), delay: 600 * time.Millisecond}
 	if _, err := fc.WriteLTXFile(context.Background(), 0, 1, 1, body); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("stalled upload: err = %v, want context.DeadlineExceeded", err)
 	}

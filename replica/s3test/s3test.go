@@ -8,15 +8,18 @@
 package s3test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/superfly/ltx"
 )
 
 // Fixed test credentials: gofakes3 does not check signatures, but the AWS
@@ -74,4 +77,30 @@ func (s *Server) URL(path string) string {
 	q.Set("region", Region)
 	q.Set("forcePathStyle", "true")
 	return fmt.Sprintf("s3://%s/%s?%s", s.Bucket, strings.TrimPrefix(path, "/"), q.Encode())
+}
+
+// LTXFile is a minimal valid LTX file of one page at txid, for tests that
+// upload to a replica.
+func LTXFile(t testing.TB, txid ltx.TXID) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc, err := ltx.NewEncoder(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr := ltx.Header{Version: ltx.Version, PageSize: 512, Commit: 1, MinTXID: txid, MaxTXID: txid, Timestamp: time.Now().UnixMilli()}
+	if txid > 1 {
+		hdr.PreApplyChecksum = ltx.ChecksumFlag
+	}
+	if err := enc.EncodeHeader(hdr); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.EncodePage(ltx.PageHeader{Pgno: 1}, make([]byte, 512)); err != nil {
+		t.Fatal(err)
+	}
+	enc.SetPostApplyChecksum(ltx.ChecksumFlag)
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"testing"
-	"time"
 
 	"github.com/benbjohnson/litestream"
 	_ "github.com/benbjohnson/litestream/s3" // registers the s3:// scheme
@@ -28,7 +27,7 @@ func TestServerRoundTrip(t *testing.T) {
 		t.Fatalf("init: %v", err)
 	}
 
-	body := ltxFile(t, 1)
+	body := s3test.LTXFile(t, 1)
 	if _, err := client.WriteLTXFile(ctx, 0, 1, 1, bytes.NewReader(body)); err != nil {
 		t.Fatalf("write: %v", err)
 	}
@@ -53,30 +52,4 @@ func TestServerRoundTrip(t *testing.T) {
 	if !bytes.Equal(got, body) {
 		t.Fatalf("read back %q, want %q", got, body)
 	}
-}
-
-// ltxFile encodes a minimal valid LTX file (one page) for transaction txid:
-// the S3 client reads the header's timestamp before uploading.
-func ltxFile(t *testing.T, txid ltx.TXID) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	enc, err := ltx.NewEncoder(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hdr := ltx.Header{Version: ltx.Version, PageSize: 512, Commit: 1, MinTXID: txid, MaxTXID: txid, Timestamp: time.Now().UnixMilli()}
-	if txid > 1 {
-		hdr.PreApplyChecksum = ltx.ChecksumFlag
-	}
-	if err := enc.EncodeHeader(hdr); err != nil {
-		t.Fatal(err)
-	}
-	if err := enc.EncodePage(ltx.PageHeader{Pgno: 1}, make([]byte, 512)); err != nil {
-		t.Fatal(err)
-	}
-	enc.SetPostApplyChecksum(ltx.ChecksumFlag)
-	if err := enc.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
