@@ -12,14 +12,11 @@ import (
 	"time"
 )
 
-// buildAtoll builds the atoll command into a temporary directory.
+// buildAtoll returns the atoll command, built once per test binary
+// (atollBinary in ha_harness_test.go).
 func buildAtoll(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "atoll")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return atollBinary(t)
 }
 
 // A start-up error is one line on stderr, "atoll: ...", and exit code 1;
