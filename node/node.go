@@ -341,14 +341,17 @@ func (n *Node) deadlineNow() time.Time {
 
 // renew keeps the lease every TTL/3; a watchdog fences the node the moment
 // its local deadline passes without a renewal, even while a renewal hangs.
+// A renewal is due TTL/3 after the lease was last written, not after the
+// promotion: a promotion longer than TTL-margin-TTL/3 would otherwise let
+// the deadline pass before the first renewal.
 func (n *Node) renew(ctx context.Context, log *slog.Logger) {
 	watchdog := time.AfterFunc(time.Until(n.deadlineNow()), func() { n.fence(errors.New("the lease was not renewed before its deadline")) })
 	defer watchdog.Stop()
-	tick := time.NewTicker(n.cfg.TTL / 3)
-	defer tick.Stop()
+	next := time.NewTimer(time.Until(n.renewalDue()))
+	defer next.Stop()
 	for {
 		select {
-		case <-tick.C:
+		case <-next.C:
 		case <-n.stop:
 			return
 		case <-n.fenced:
@@ -367,6 +370,7 @@ func (n *Node) renew(ctx context.Context, log *slog.Logger) {
 			return
 		} else if err != nil {
 			log.Warn("lease renewal failed: retrying", "err", err, "deadline", n.deadlineNow())
+			next.Reset(n.cfg.TTL / 3)
 			continue
 		}
 		// The deadline counts from when the renewal was sent, not answered.
@@ -380,7 +384,14 @@ func (n *Node) renew(ctx context.Context, log *slog.Logger) {
 		n.active, n.deadline = lease, deadline
 		n.mu.Unlock()
 		watchdog.Reset(time.Until(deadline))
+		next.Reset(time.Until(n.renewalDue()))
 	}
+}
+
+// renewalDue is TTL/3 after the lease was last written: its deadline is
+// TTL-margin after that.
+func (n *Node) renewalDue() time.Time {
+	return n.deadlineNow().Add(n.margin() - n.cfg.TTL + n.cfg.TTL/3)
 }
 
 // fence stops this node from writing at once: not ready, the work killed.

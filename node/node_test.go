@@ -32,12 +32,20 @@ type testNode struct {
 
 func newTestNode(t *testing.T, id, replicaDir string) *testNode {
 	t.Helper()
+	return newSlowTestNode(t, id, replicaDir, time.Second, 0)
+}
+
+// newSlowTestNode is newTestNode with a lease ttl whose Activate takes
+// activateTime, as starting the work on a loaded machine may.
+func newSlowTestNode(t *testing.T, id, replicaDir string, ttl, activateTime time.Duration) *testNode {
+	t.Helper()
 	tn := &testNode{db: store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))}
 	tn.Node = node.New(node.Config{
 		ID: id, AdvertiseURL: "http://" + id, Version: "test", ReplicaURL: "file://" + replicaDir,
-		Client: file.NewReplicaClient(replicaDir), Leaser: replica.NewFileLeaser(replicaDir), TTL: 2 * time.Second,
+		Client: file.NewReplicaClient(replicaDir), Leaser: replica.NewFileLeaser(replicaDir), TTL: ttl,
 		DB: tn.db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Activate: func(ctx context.Context, epoch int64) error {
+			time.Sleep(activateTime)
 			tn.mu.Lock()
 			defer tn.mu.Unlock()
 			tn.activations = append(tn.activations, epoch)
@@ -175,5 +183,23 @@ func TestLostLeaseFences(t *testing.T) {
 	defer db.Close()
 	if hasEvent(t, db, "after-fence") {
 		t.Fatal("a write made after fencing reached the replica")
+	}
+}
+
+// A promotion that takes longer than a third of the TTL (here 1.1 s of a
+// 2 s TTL, whose deadline is 1.6 s after the lease was taken) must not cost
+// the lease: the first renewal is due a third of the TTL after the lease was
+// taken, so it is sent as soon as the promotion ends, before the deadline.
+func TestSlowPromotionKeepsTheLease(t *testing.T) {
+	const ttl = 2 * time.Second
+	a := newSlowTestNode(t, "a", t.TempDir(), ttl, 1100*time.Millisecond)
+	waitFor(t, "a active", a.active)
+	select {
+	case <-a.Fenced():
+		t.Fatalf("a fenced itself after a slow promotion: %v", a.Err())
+	case <-time.After(2 * ttl):
+	}
+	if !a.active() {
+		t.Fatalf("a is no longer active: %+v", a.Status(context.Background()))
 	}
 }

@@ -77,7 +77,7 @@ const haTTL = 2 * time.Second
 // haCluster is what the nodes of a pair share: the replica, the fake
 // GitHub, the git repository, and a data dir and port per node id.
 type haCluster struct {
-	t   *testing.T
+	t   testing.TB
 	Bin string
 
 	ReplicaURL  string
@@ -101,7 +101,7 @@ type haCluster struct {
 
 // newHACluster starts the shared parts: replica is "s3" (an in-process S3
 // server) or "file" (a directory). files is the repository's first commit.
-func newHACluster(t *testing.T, replicaKind string, files map[string]string) *haCluster {
+func newHACluster(t testing.TB, replicaKind string, files map[string]string) *haCluster {
 	t.Helper()
 	testEnv(t)
 	c := &haCluster{t: t, Bin: atollBinary(t), ReplicaKind: replicaKind, TTL: haTTL, root: t.TempDir(), ports: map[string]int{}}
@@ -210,7 +210,7 @@ type haNode struct {
 
 // startNode starts node id (as a standby: every node does) and returns once
 // it answers /healthz. extra flags are appended to the command line.
-func startNode(t *testing.T, c *haCluster, id string, extra ...string) *haNode {
+func startNode(t testing.TB, c *haCluster, id string, extra ...string) *haNode {
 	t.Helper()
 	n := &haNode{ID: id, URL: c.URL(id), DataDir: c.DataDir(id), c: c, done: make(chan struct{}),
 		logPath: filepath.Join(c.root, "node-"+id+".log")}
@@ -297,7 +297,7 @@ func (n *haNode) exited() bool {
 
 // kill9 kills the process at once (its Terraform children die with it:
 // Pdeathsig) and waits for it to be gone.
-func (n *haNode) kill9(t *testing.T) {
+func (n *haNode) kill9(t testing.TB) {
 	t.Helper()
 	if err := n.signal(syscall.SIGKILL); err != nil {
 		t.Fatalf("kill -9 %s: %v", n.ID, err)
@@ -321,7 +321,7 @@ func (n *haNode) sigcont(t *testing.T) {
 }
 
 // sigterm asks for a graceful stop; waitExit waits for it.
-func (n *haNode) sigterm(t *testing.T) {
+func (n *haNode) sigterm(t testing.TB) {
 	t.Helper()
 	if err := n.signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("SIGTERM %s: %v", n.ID, err)
@@ -330,7 +330,7 @@ func (n *haNode) sigterm(t *testing.T) {
 
 // waitExit waits for the process to exit and returns its exit code (-1:
 // killed by a signal).
-func (n *haNode) waitExit(t *testing.T, timeout time.Duration) int {
+func (n *haNode) waitExit(t testing.TB, timeout time.Duration) int {
 	t.Helper()
 	select {
 	case <-n.done:
@@ -387,7 +387,7 @@ func (n *haNode) log() string {
 
 // waitActive waits until one of nodes is the ready active node and returns
 // it; it fails the test after timeout.
-func waitActive(t *testing.T, timeout time.Duration, nodes ...*haNode) *haNode {
+func waitActive(t testing.TB, timeout time.Duration, nodes ...*haNode) *haNode {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -410,7 +410,7 @@ func waitActive(t *testing.T, timeout time.Duration, nodes ...*haNode) *haNode {
 
 // waitStandbyOf waits until n is a standby that names active as the active
 // node (so it forwards there).
-func waitStandbyOf(t *testing.T, timeout time.Duration, n, active *haNode) {
+func waitStandbyOf(t testing.TB, timeout time.Duration, n, active *haNode) {
 	t.Helper()
 	var st atoll.NodeStatus
 	var err error
@@ -529,7 +529,7 @@ func mustSend(t *testing.T, url string, d delivery) {
 
 // restore restores the replica with `atoll restore` into a new file and
 // opens it: what a node promoted now would start from.
-func (c *haCluster) restore(t *testing.T) *sql.DB {
+func (c *haCluster) restore(t testing.TB) *sql.DB {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "restored.db")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -548,7 +548,7 @@ func (c *haCluster) restore(t *testing.T) *sql.DB {
 }
 
 // deliveryIDs are the webhook delivery ids recorded in db.
-func deliveryIDs(t *testing.T, db *sql.DB) map[string]bool {
+func deliveryIDs(t testing.TB, db *sql.DB) map[string]bool {
 	t.Helper()
 	rows, err := db.Query(`SELECT delivery_id FROM webhooks`)
 	if err != nil {
@@ -680,7 +680,7 @@ func (s *webhookStream) deliver(r *streamResult, i int) {
 
 // finish stops the stream, waits for every delivery's last attempt, and
 // returns the results in sending order.
-func (s *webhookStream) finish(t *testing.T) []*streamResult {
+func (s *webhookStream) finish(t testing.TB) []*streamResult {
 	t.Helper()
 	close(s.stop)
 	s.wg.Wait()
