@@ -309,7 +309,7 @@ func (n *Node) promote(ctx context.Context, lease *replica.Lease, log *slog.Logg
 }
 
 // renewOnce renews the lease now, or fails if it cannot before the
-// deadline of the one held.
+// deadline of the one held (the promotion and the renewal loop both use it).
 func (n *Node) renewOnce(ctx context.Context) error {
 	n.mu.Lock()
 	old, deadline := n.active, n.deadline
@@ -323,11 +323,14 @@ func (n *Node) renewOnce(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if time.Now().After(n.deadline) {
-		return errors.New("the lease was renewed only after its deadline")
+		return errRenewedLate
 	}
+	// The deadline counts from when the renewal was sent, not answered.
 	n.active, n.deadline = lease, lease.Deadline(n.margin())
 	return nil
 }
+
+var errRenewedLate = errors.New("the lease was renewed only after its deadline")
 
 // margin is how long before the lease's expiry the active stops trusting
 // it: the standby's clock may run a little ahead.
@@ -359,31 +362,17 @@ func (n *Node) renew(ctx context.Context, log *slog.Logger) {
 		case <-ctx.Done():
 			return
 		}
-		n.mu.Lock()
-		old := n.active
-		n.mu.Unlock()
-		rctx, cancel := context.WithDeadline(ctx, n.deadlineNow())
-		lease, err := n.cfg.Leaser.Renew(rctx, old, n.cfg.TTL)
-		cancel()
-		if errors.Is(err, replica.ErrLeaseLost) {
+		err := n.renewOnce(ctx)
+		switch {
+		case errors.Is(err, replica.ErrLeaseLost) || errors.Is(err, errRenewedLate):
 			n.fence(err)
 			return
-		} else if err != nil {
+		case err != nil:
 			log.Warn("lease renewal failed: retrying", "err", err, "deadline", n.deadlineNow())
 			next.Reset(n.cfg.TTL / 3)
 			continue
 		}
-		// The deadline counts from when the renewal was sent, not answered.
-		deadline := lease.Deadline(n.margin())
-		n.mu.Lock()
-		if time.Now().After(n.deadline) {
-			n.mu.Unlock()
-			n.fence(errors.New("the lease was renewed only after its deadline"))
-			return
-		}
-		n.active, n.deadline = lease, deadline
-		n.mu.Unlock()
-		watchdog.Reset(time.Until(deadline))
+		watchdog.Reset(time.Until(n.deadlineNow()))
 		next.Reset(time.Until(n.renewalDue()))
 	}
 }
