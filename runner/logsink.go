@@ -106,11 +106,11 @@ func (s *logSink) flush(wait bool) error {
 	if len(lines) == 0 {
 		return nil
 	}
-	store := func(tx *store.Tx) error { return tx.AppendLogs(lines) }
+	appendLines := func(tx *store.Tx) error { return tx.AppendLogs(lines) }
 	var err error
 	if wait {
-		err = s.r.commit("store log lines", store)
-	} else if err = s.r.DB.Update(context.Background(), store); err != nil {
+		err = s.r.commit("store log lines", appendLines)
+	} else if err = s.r.DB.Update(context.Background(), appendLines); err != nil {
 		s.logger.Warn("store log lines: kept for the next flush", "job", s.jobID, "lines", len(lines), "err", err)
 	}
 	s.mu.Lock()
