@@ -11,9 +11,10 @@ import (
 	"sort"
 )
 
-// FS holds the static files at its root (atoll.css, atoll.js).
+// FS holds the static files at its root (atoll.css, atoll.js, and htmx
+// 2.0.11 vendored from npm with its licence).
 //
-//go:embed *.css *.js
+//go:embed *.css *.js *.LICENSE
 var FS embed.FS
 
 // Version is a short hash of every file in FS, for cache-busting URLs

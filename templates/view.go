@@ -29,6 +29,14 @@ type Meta struct {
 	// Standby, when set, says that the page comes from a standby's copy of
 	// the database and how far behind it is.
 	Standby string
+	// User is the signed-in user (nil on the login page).
+	User *atoll.User
+	// Freeze is the global apply freeze, shown on every page while on.
+	Freeze atoll.Freeze
+	// Flash is the outcome of the action that led here, shown once; FlashOK
+	// tells success from failure.
+	Flash   string
+	FlashOK bool
 }
 
 // PullRow is one pull request of the index.
@@ -263,4 +271,11 @@ func pullRefresh(d PullPage) int {
 		}
 	}
 	return 0
+}
+
+func flashRole(ok bool) string {
+	if ok {
+		return "status"
+	}
+	return "alert"
 }

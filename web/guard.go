@@ -3,12 +3,14 @@ package web
 import (
 	"mime"
 	"net/http"
+	"strings"
 )
 
 // guardMutations keeps browsers on other sites away from every route that
 // changes state (any method but GET, HEAD and OPTIONS): the request must
 // pass Go's cross-origin protection (Sec-Fetch-Site, else Origin against
-// Host) and carry a JSON body type, which no HTML form can send. POST
+// Host), which refuses other sites' forms and scripts, and carry a JSON body
+// (API) or a form body (the dashboard's own pages). POST
 // /events is exempt: webhooks come from the VCS host, authenticated by
 // their signature.
 func guardMutations(next http.Handler) http.Handler {
@@ -27,7 +29,11 @@ func guardMutations(next http.Handler) http.Handler {
 			writeJSON(w, http.StatusForbidden, map[string]string{"error": "Cross-origin request refused: use the API from Atoll's own pages or a non-browser client."})
 			return
 		}
-		if media, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); media != "application/json" {
+		media, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		// The dashboard's forms post form-encoded bodies to page routes
+		// (they work without JavaScript); the API takes JSON only.
+		form := media == "application/x-www-form-urlencoded" && !strings.HasPrefix(r.URL.Path, "/api/")
+		if media != "application/json" && !form {
 			writeJSON(w, http.StatusUnsupportedMediaType, map[string]string{"error": "Content-Type must be application/json."})
 			return
 		}

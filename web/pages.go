@@ -182,7 +182,8 @@ func (s *Server) pageMeta(ctx context.Context) templates.Meta {
 	if s.DB != nil && s.DB.Now != nil {
 		now = s.DB.Now()
 	}
-	m := templates.Meta{Version: s.Version, Node: s.Node, Demo: s.Demo, Now: now, AssetVersion: assets.Version}
+	m := templates.Meta{Version: s.Version, Node: s.Node, Demo: s.Demo, Now: now, AssetVersion: assets.Version, User: atoll.UserFromContext(ctx)}
+	m.Flash, m.FlashOK = flashOf(ctx)
 	if s.Cluster != nil {
 		if st := s.Cluster.Status(ctx); st.Role != atoll.RoleActive {
 			lag := int64(0)

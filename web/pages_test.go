@@ -198,8 +198,9 @@ func TestPullPage(t *testing.T) {
 			t.Errorf("page contains raw %q", raw)
 		}
 	}
-	if n := strings.Count(body, "<script"); n != 1 {
-		t.Errorf("page has %d script tags, want only atoll.js", n)
+	// Only our own two files: no inline script (the CSP forbids it).
+	if n := strings.Count(body, "<script"); n != 2 || strings.Count(body, `<script src="/assets/`) != 2 {
+		t.Errorf("page has %d script tags, want only htmx.min.js and atoll.js", n)
 	}
 }
 

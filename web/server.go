@@ -105,7 +105,7 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("POST "+prefix+"/apply", s.authenticated(s.handleAPIApply))
 	}
 	s.pageRoutes(mux)
-	return s.logRequests(s.forwardToActive(guardMutations(mux)))
+	return s.logRequests(s.forwardToActive(guardMutations(withFlash(mux))))
 }
 
 // Listen binds addr (":0" picks a free port).

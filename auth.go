@@ -1,0 +1,52 @@
+package atoll
+
+import (
+	"context"
+	"time"
+)
+
+// Role is what a signed-in user may do. Each role may do everything the
+// roles before it may.
+type Role string
+
+// Roles, weakest first.
+const (
+	// RoleViewer reads every page, log and plan.
+	RoleViewer Role = "viewer"
+	// RoleOperator also plans, approves, rejects, applies and unlocks.
+	RoleOperator Role = "operator"
+	// RoleAdmin also freezes applies and manages users and API tokens.
+	RoleAdmin Role = "admin"
+)
+
+var roleRank = map[Role]int{RoleViewer: 1, RoleOperator: 2, RoleAdmin: 3}
+
+// Valid reports whether r is a known role.
+func (r Role) Valid() bool { return roleRank[r] > 0 }
+
+// Allows reports whether a user with role r may do what needs role need.
+func (r Role) Allows(need Role) bool { return r.Valid() && roleRank[r] >= roleRank[need] }
+
+// User is someone who signs in to Atoll (the dashboard or the API). Who did
+// something is always the signed-in user, never a name from a request body.
+type User struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	Role Role   `json:"role"`
+	// Source is how the user signs in: "local" (password) or "oidc".
+	Source    string    `json:"source"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+type userKey struct{}
+
+// NewContextWithUser returns ctx carrying the signed-in user.
+func NewContextWithUser(ctx context.Context, u *User) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
+
+// UserFromContext returns the signed-in user of ctx, or nil.
+func UserFromContext(ctx context.Context) *User {
+	u, _ := ctx.Value(userKey{}).(*User)
+	return u
+}

@@ -1,0 +1,32 @@
+package atoll
+
+// Topics of a Change: what kind of state changed.
+const (
+	TopicJob      = "job"      // a job was queued, started or finished
+	TopicLock     = "lock"     // a lock was taken or released
+	TopicPlan     = "plan"     // a plan was stored, applied or discarded
+	TopicApproval = "approval" // a plan was approved or rejected
+	TopicPull     = "pull"     // a pull request was opened, updated or closed
+	TopicFreeze   = "freeze"   // the apply freeze was turned on or off
+	TopicNode     = "node"     // this node's role changed, or its copy moved on
+)
+
+// Change says that committed state changed, for the dashboard's live pages
+// (and anything else that must not poll). It is published once, after the
+// commit, and carries only what lets a page decide whether to re-read.
+type Change struct {
+	Topic string `json:"topic"`
+	Repo  string `json:"repo,omitempty"`
+	Pull  int    `json:"pull,omitempty"`
+	JobID int64  `json:"job_id,omitempty"`
+}
+
+// ChangeService publishes committed changes to in-process subscribers.
+type ChangeService interface {
+	// Publish sends c to every subscriber without blocking.
+	Publish(c Change)
+	// Subscribe returns a channel of changes from now on and a function
+	// that ends the subscription. A subscriber that falls behind loses
+	// changes but is told so by a Change with Topic "" (re-read everything).
+	Subscribe() (<-chan Change, func())
+}
