@@ -29,4 +29,10 @@ type Plan struct {
 	ShowJSON  []byte     `json:"-"`
 	CreatedAt time.Time  `json:"created_at"`
 	AppliedAt *time.Time `json:"applied_at"`
+	// DiscardedAt is when the plan stopped being applicable without being
+	// applied: a newer plan, a new commit, an unlock or the pull request's
+	// close. Set only by the reads that say so (store.DB.Plan, LatestPlans).
+	DiscardedAt *time.Time `json:"discarded_at,omitempty"`
+	// PrunedAt is when retention dropped the plan's file and JSON.
+	PrunedAt *time.Time `json:"pruned_at,omitempty"`
 }
