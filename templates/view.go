@@ -53,21 +53,16 @@ type IndexPage struct {
 	Locks []*atoll.Lock
 }
 
-// PlanRow is a pending plan with the label of its project.
-type PlanRow struct {
-	Plan    *atoll.Plan
-	Project string
-	Stale   bool // planned on another commit than the pull request's head
-}
-
 // PullPage shows one pull request.
 type PullPage struct {
-	Meta      Meta
-	Repo      *atoll.Repo
-	Pull      *atoll.Pull
-	Statuses  []store.CommitStatus
-	Projects  []atoll.Project
-	Plans     []PlanRow
+	Meta     Meta
+	Repo     *atoll.Repo
+	Pull     *atoll.Pull
+	Statuses []store.CommitStatus
+	// Rows are the pull request's projects, each with its latest plan.
+	Rows []ProjectRow
+	// AllNotice follows a command sent for every project (?for=all).
+	AllNotice *RequestNotice
 	Jobs      []*atoll.Job
 	Locks     []*atoll.Lock
 	Comments  []store.Comment

@@ -26,6 +26,10 @@ func (s *Server) require(need atoll.Role, h http.HandlerFunc) http.HandlerFunc {
 // refuse answers a refused request the way its client reads answers: JSON
 // for the API and scripts, an HTML page for browsers.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	if isHTMX(r) {
+		s.failed(w, r, "/", err) // a message in place, not a page inside the page
+		return
+	}
 	if wantsHTML(r) {
 		s.pageError(w, r, err)
 		return

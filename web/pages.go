@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -30,7 +29,6 @@ const (
 func (s *Server) pageRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", s.handleIndexPage)
 	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	mux.HandleFunc("GET /repos/{owner}/{name}/pulls/{number}", s.handlePullPage)
 	mux.HandleFunc("GET /jobs/{id}", s.handleJobPage)
 	mux.HandleFunc("GET /assets/", s.handleAsset)
 	mux.HandleFunc("GET /", s.handleNotFoundPage)
@@ -65,62 +63,6 @@ func (s *Server) handleIndexPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.renderPage(w, r, http.StatusOK, templates.Index(page))
-}
-
-// handlePullPage shows one pull request with its conversation.
-func (s *Server) handlePullPage(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	number, err := strconv.Atoi(r.PathValue("number"))
-	if err != nil || number <= 0 {
-		s.pageError(w, r, atoll.Errorf(atoll.EINVALID, "Invalid pull request number %q.", r.PathValue("number")))
-		return
-	}
-	pull, err := s.DB.PullByNumber(ctx, r.PathValue("owner")+"/"+r.PathValue("name"), number)
-	if err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	page := templates.PullPage{Meta: s.pageMeta(r.Context()), Pull: pull}
-	if page.Repo, err = s.DB.Repo(ctx, pull.RepoID); err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	if pull.HeadSHA != "" {
-		if page.Statuses, err = s.DB.Statuses(ctx, page.Repo.ID, pull.HeadSHA); err != nil {
-			s.pageError(w, r, err)
-			return
-		}
-	}
-	var plans []*atoll.Plan
-	if page.Projects, err = s.DB.PullProjects(ctx, pull.ID); err == nil {
-		if plans, err = s.DB.PendingPlans(ctx, pull.ID); err == nil {
-			if page.Jobs, err = s.DB.PullJobs(ctx, pull.ID); err == nil {
-				if page.Locks, err = s.DB.PullLocks(ctx, pull.ID); err == nil {
-					if page.Comments, err = s.DB.Comments(ctx, pull.ID); err == nil {
-						if page.Approvers, err = s.DB.Approvers(ctx, pull.ID); err == nil {
-							page.Busy, err = s.DB.PullBusy(ctx, pull.ID)
-						}
-					}
-				}
-			}
-		}
-	}
-	if err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	labels := make(map[int64]string, len(page.Projects))
-	for _, p := range page.Projects {
-		labels[p.ID] = p.Label()
-	}
-	for _, p := range plans {
-		label, ok := labels[p.ProjectID]
-		if !ok {
-			label = "project " + strconv.FormatInt(p.ProjectID, 10)
-		}
-		page.Plans = append(page.Plans, templates.PlanRow{Plan: p, Project: label, Stale: p.HeadSHA != pull.HeadSHA})
-	}
-	s.renderPage(w, r, http.StatusOK, templates.Pull(page))
 }
 
 // handleJobPage shows one job and its whole log.

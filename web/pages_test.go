@@ -183,7 +183,9 @@ func TestPullPage(t *testing.T) {
 		// Commit status, pending plan, jobs, lock.
 		"atlantis/plan", "1/1 projects planned", "badge-success",
 		"job #"+itoa(f.doneJob), `<span class="del">-3</span>`,
-		`href="/jobs/`+itoa(f.liveJob)+`"`, `data-unlock="`+itoa(f.lockID)+`"`,
+		`href="/jobs/`+itoa(f.liveJob)+`"`,
+		// The lock, with its Unlock form for the locks route.
+		`action="/locks/unlock"`, `name="id" value="`+itoa(f.lockID)+`"`,
 		// Conversation: the hostile comment is escaped text.
 		"mallory", "&lt;script&gt;alert(1)&lt;/script&gt;",
 		"Show &lt;img src=x onerror=alert(2)&gt;", "&lt;iframe src=javascript:alert(3)&gt;",

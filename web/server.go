@@ -105,6 +105,7 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("POST "+prefix+"/apply", s.authenticated(s.handleAPIApply))
 	}
 	s.pageRoutes(mux)
+	s.pullRoutes(mux)
 	return s.logRequests(s.forwardToActive(guardMutations(withFlash(mux))))
 }
 

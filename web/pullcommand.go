@@ -1,0 +1,238 @@
+package web
+
+import (
+	"encoding/json"
+	"mime"
+	"net/http"
+	"regexp"
+	"strconv"
+
+	"github.com/atollhq/atoll"
+	cmdgrammar "github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/templates"
+	"github.com/atollhq/atoll/vcs"
+)
+
+// pullCommandRequest is what the Plan and Apply buttons send, as a form or
+// JSON: the command and at most one project, by name or by dir and
+// workspace. None of it is copied into the comment: it only selects one of
+// the pull request's projects, whose stored name or dir and workspace are.
+type pullCommandRequest struct {
+	Command   string `json:"command"`
+	Project   string `json:"project"`
+	Dir       string `json:"dir"`
+	Workspace string `json:"workspace"`
+}
+
+// pullCommandResult is the JSON answer.
+type pullCommandResult struct {
+	RequestID int64  `json:"request_id"`
+	Comment   string `json:"comment"`
+	Project   string `json:"project,omitempty"`
+	// Follow is the pull request page showing the request's outcome.
+	Follow string `json:"follow"`
+}
+
+// handlePullCommand runs Plan or Apply from the pull request page: it
+// writes the comment a user would write ("atlantis plan -p NAME", "-d DIR
+// -w WS", or bare "atlantis apply") and queues it exactly as a comment on
+// the pull request, as the signed-in user, so that requirements, locks and
+// replies are the same. On a local repository the comment is also added to
+// the conversation, by that user.
+func (s *Server) handlePullCommand(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	user := atoll.UserFromContext(ctx) // s.require put one there
+	pull, err := s.pullOf(ctx, r)
+	if err != nil {
+		s.failed(w, r, "/", err)
+		return
+	}
+	back := templates.PullPath(pull.Repo, pull.Number)
+	if s.Runner == nil {
+		s.failed(w, r, back, atoll.Errorf(atoll.EUNAVAILABLE, "This server runs no commands."))
+		return
+	}
+	if !pullOpen(pull) {
+		s.failed(w, r, back, atoll.Errorf(atoll.ECONFLICT, "This pull request is %s: nothing can be planned or applied.", pull.State))
+		return
+	}
+	in, err := readPullCommand(w, r)
+	if err != nil {
+		s.failed(w, r, back, err)
+		return
+	}
+	projects, err := s.DB.PullProjects(ctx, pull.ID)
+	if err != nil {
+		s.failed(w, r, back, err)
+		return
+	}
+	sel, err := selectProject(in, projects)
+	if err != nil {
+		s.failed(w, r, back, err)
+		return
+	}
+	comment, err := s.commandComment(in.Command, sel)
+	if err != nil {
+		s.failed(w, r, back, err)
+		return
+	}
+	repo, err := s.DB.Repo(ctx, pull.RepoID)
+	if err != nil {
+		s.failed(w, r, back, err)
+		return
+	}
+	var commentID int64
+	if repo.VCS == atoll.VCSLocal {
+		err = s.DB.Update(ctx, func(tx *store.Tx) (err error) {
+			commentID, err = tx.AddComment(pull.ID, user.Name, comment)
+			return err
+		})
+		if err != nil {
+			s.failed(w, r, back, err)
+			return
+		}
+	}
+	ev := &vcs.Event{Kind: vcs.EventComment, Repo: *repo, Pull: atoll.Pull{Number: pull.Number}, User: user.Name, Comment: comment}
+	if commentID != 0 {
+		ev.CommentID = strconv.FormatInt(commentID, 10)
+	}
+	reqID, err := s.Runner.Enqueue(ctx, ev)
+	if err != nil {
+		s.failed(w, r, back, err)
+		return
+	}
+	if reqID == 0 {
+		s.failed(w, r, back, atoll.Errorf(atoll.EINTERNAL, "The command %q was not queued.", comment))
+		return
+	}
+	var of int64
+	out := pullCommandResult{RequestID: reqID, Comment: comment}
+	if sel != nil {
+		of, out.Project = sel.ID, sel.Label()
+	}
+	out.Follow = templates.NoticePath(pull.Repo, pull.Number, reqID, of)
+	req, err := s.DB.Request(ctx, reqID)
+	if err != nil {
+		s.failed(w, r, back, err)
+		return
+	}
+	n, err := s.notice(ctx, pull, req, of)
+	if err != nil {
+		s.failed(w, r, back, err)
+		return
+	}
+	msg := requestPhraseOf(in.Command, reqID)
+	s.Logger.Info("command from the dashboard", "user", user.Name, "repo", pull.Repo, "pull", pull.Number, "comment", comment, "request", reqID)
+	// The page's own link to the outcome: the row, or the projects section.
+	s.done(w, r, out.Follow+"#"+templates.NoticeTarget(of), msg, templates.CommandNotice(n), out)
+}
+
+func requestPhraseOf(cmd string, id int64) string {
+	name := "Plan"
+	if cmd == cmdgrammar.Apply {
+		name = "Apply"
+	}
+	return name + " queued as request #" + strconv.FormatInt(id, 10) + "."
+}
+
+// readPullCommand reads a form or a JSON body.
+func readPullCommand(w http.ResponseWriter, r *http.Request) (pullCommandRequest, error) {
+	var in pullCommandRequest
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	media, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if media == "application/json" {
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			return in, atoll.Errorf(atoll.EINVALID, `Body must be JSON like {"command":"plan","project":"name"}.`)
+		}
+	} else {
+		if err := r.ParseForm(); err != nil {
+			return in, atoll.Errorf(atoll.EINVALID, "Unreadable form.")
+		}
+		in = pullCommandRequest{Command: r.PostForm.Get("command"), Project: r.PostForm.Get("project"),
+			Dir: r.PostForm.Get("dir"), Workspace: r.PostForm.Get("workspace")}
+	}
+	if in.Command != cmdgrammar.Plan && in.Command != cmdgrammar.Apply {
+		return in, atoll.Errorf(atoll.EINVALID, "command must be plan or apply.")
+	}
+	return in, nil
+}
+
+// selectProject finds the project the request names among the pull
+// request's: nil means every project.
+func selectProject(in pullCommandRequest, projects []atoll.Project) (*atoll.Project, error) {
+	if in.Project == "" && in.Dir == "" {
+		if in.Workspace != "" {
+			return nil, atoll.Errorf(atoll.EINVALID, "workspace needs dir.")
+		}
+		return nil, nil
+	}
+	if in.Project != "" && (in.Dir != "" || in.Workspace != "") {
+		return nil, atoll.Errorf(atoll.EINVALID, "Name a project or a dir and workspace, not both.")
+	}
+	ws := in.Workspace
+	if ws == "" {
+		ws = atoll.DefaultWorkspace
+	}
+	for i, p := range projects {
+		if in.Project != "" && p.Name == in.Project || in.Project == "" && p.Dir == in.Dir && p.Workspace == ws {
+			return &projects[i], nil
+		}
+	}
+	if in.Project != "" {
+		return nil, atoll.Errorf(atoll.EINVALID, "This pull request has no project named %q.", truncate(in.Project, 100))
+	}
+	return nil, atoll.Errorf(atoll.EINVALID, "This pull request has no project in dir %q, workspace %q.", truncate(in.Dir, 100), truncate(ws, 100))
+}
+
+// plainWord is a word the comment grammar reads as itself: no quotes,
+// spaces or leading dash. Anything else is quoted.
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_.][A-Za-z0-9_./@:+=-]*$`)
+
+func word(s string) string {
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return quoteWord(s)
+}
+
+// commandComment writes the comment for cmd on project p (nil: all) from
+// the project's stored names, and checks that the comment grammar reads it
+// back as exactly that command.
+func (s *Server) commandComment(cmd string, p *atoll.Project) (string, error) {
+	parser := s.Runner.Parser
+	exe := parser.ExecutableName
+	if exe == "" {
+		exe = cmdgrammar.DefaultExecutableName
+	}
+	comment := exe + " " + cmd
+	if p != nil {
+		if p.Name != "" {
+			comment += " -p " + word(p.Name)
+		} else {
+			comment += " -d " + word(p.Dir) + " -w " + word(p.Workspace)
+		}
+	}
+	c, err := parser.Parse(comment)
+	ok := err == nil && c != nil && c.Name == cmd && c.ExtraArgs == nil
+	if ok && p != nil {
+		if p.Name != "" {
+			ok = c.Project == p.Name && c.Dir == "" && c.Workspace == ""
+		} else {
+			ok = c.Project == "" && c.Workspace == p.Workspace
+		}
+	}
+	if !ok {
+		return "", atoll.Errorf(atoll.EINVALID, "The project cannot be named in a comment; use the comment box.")
+	}
+	return comment, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
