@@ -113,6 +113,9 @@ func TestPullCommandAnswers(t *testing.T) {
 	if strings.Contains(rec.Body.String(), "<html") {
 		t.Error("htmx got a whole page")
 	}
+	if u := rec.Header().Get("HX-Replace-Url"); u != "/repos/acme/infra/pulls/7?for="+ready+"&request=1" {
+		t.Errorf("htmx: HX-Replace-Url %q, want the page showing the outcome", u)
+	}
 
 	rec = f.do(t, "POST", commandsPath, formType, "command=apply", alice, "Accept", "text/html")
 	if rec.Code != http.StatusSeeOther {

@@ -1,0 +1,122 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/store"
+)
+
+// The Plan button works in a real browser under the pages' CSP: htmx posts
+// it, the outcome appears in the project's row, and the row follows the
+// request until it is done, without a reload.
+func TestPullPageBrowser(t *testing.T) {
+	bin := os.Getenv("ATOLL_TEST_CHROMIUM")
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("chromium"); err != nil {
+			t.Skip("chromium not installed (make chromium installs it)")
+		}
+	}
+	f := newPullFixture(t)
+	// Nothing runs, so the page does not reload itself (auto-refresh): what
+	// changes below changes in place.
+	err := f.db.Update(context.Background(), func(tx *store.Tx) error {
+		return tx.FinishJob(f.jobs["planning"], atoll.JobCanceled, "", nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stands in for the sign-in middleware: every request is alice's.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.h.ServeHTTP(w, r.WithContext(atoll.NewContextWithUser(r.Context(), alice)))
+	}))
+	t.Cleanup(srv.Close)
+
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(bin), chromedp.Headless,
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(400, 900))
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	var mu sync.Mutex
+	var problems []string
+	console := chromedp.Console(ctx)
+	go func() {
+		for msg, err := range console {
+			if err != nil {
+				return
+			}
+			if (msg.Type == chromedp.ConsoleException || msg.Type == chromedp.ConsoleError) && !strings.HasSuffix(msg.URL, "/favicon.ico") {
+				mu.Lock()
+				problems = append(problems, fmt.Sprintf("%s: %s (%s)", msg.Type, msg.Text, msg.URL))
+				mu.Unlock()
+			}
+		}
+	}()
+	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		c, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		if err := chromedp.Do(c, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	waitFor := func(what, js string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			c, cancel := context.WithTimeout(ctx, 10*time.Second)
+			ok, err := chromedp.Run(c, chromedp.Evaluate[bool](`(() => { try { return !!(`+js+`); } catch (e) { return false; } })()`))
+			cancel()
+			if err == nil && ok {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("timed out waiting for %s", what)
+	}
+
+	ready := itoa(f.projects["ready"])
+	run("open the pull request", chromedp.Navigate(srv.URL+"/repos/acme/infra/pulls/7"))
+	waitFor("htmx", `window.htmx`)
+	// A marker that a full reload would lose.
+	run("mark the page", chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`))
+	run("click Plan", chromedp.Click(`#project-`+ready+` form input[value="plan"] ~ button`, chromedp.NodeVisible))
+	waitFor("the notice in the row", `document.querySelector("#outcome-`+ready+`").innerText.includes("Plan queued as request #1")`)
+	q := f.queued(t)
+	if len(q) != 1 || q[0].Comment != "atlantis plan -p ready" || q[0].User != "alice" {
+		t.Fatalf("queued %+v", q)
+	}
+	// The worker takes the request and finds nothing to run: the row
+	// follows it to the end by itself.
+	ctxDB := context.Background()
+	if _, err := f.db.ClaimRequest(ctxDB, "node-a"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the running request", `document.querySelector("#outcome-`+ready+`").innerText.includes("Plan running as request #1")`)
+	if err := finishRequest(ctxDB, f, q[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the finished request", `document.querySelector("#outcome-`+ready+` .notice-final") &&
+		document.querySelector("#outcome-`+ready+`").innerText.includes("nothing ran")`)
+	waitFor("no full reload", `window.notReloaded === true && location.search.includes("request=1")`)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(problems) > 0 {
+		t.Errorf("console errors (CSP?): %v", problems)
+	}
+}
+
+func finishRequest(ctx context.Context, f *pullFixture, id int64) error {
+	return f.db.Update(ctx, func(tx *store.Tx) error { return tx.FinishRequest(id, atoll.RequestDone, "") })
+}
