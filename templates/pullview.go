@@ -138,7 +138,10 @@ func stateLabel(state string) string {
 }
 
 func requestPhrase(n *RequestNotice) string {
-	cmd := strings.ToUpper(n.Command[:1]) + n.Command[1:]
+	cmd := "Command"
+	if n.Command != "" {
+		cmd = strings.ToUpper(n.Command[:1]) + n.Command[1:]
+	}
 	switch n.Request.State {
 	case atoll.RequestQueued:
 		return cmd + " queued as request #" + id(n.Request.ID)

@@ -177,6 +177,17 @@ func TestPlanPageStates(t *testing.T) {
 		page := f.do(t, "GET", "/plans/"+itoa(f.plans[dir]), "", "", vera).Body.String()
 		wantContains(t, page, want, "No resource changes.")
 	}
+	// A plan whose JSON cannot be read still has its page and its text.
+	planID, _ := f.addPlan(t, "stale", []byte("not JSON"), "Plan: 1 to add, 0 to change, 0 to destroy.")
+	rec := f.do(t, "GET", "/plans/"+itoa(planID), "", "", vera)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("unreadable plan: status %d", rec.Code)
+	}
+	wantContains(t, rec.Body.String(), "Atoll cannot read this plan&#39;s JSON; its text is below.", "Plan: 1 to add, 0 to change, 0 to destroy.")
+	rec = f.do(t, "GET", "/api/v1/plans/"+itoa(planID), "", "", vera)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"changes": null`) || !strings.Contains(rec.Body.String(), "cannot read") {
+		t.Errorf("unreadable plan API: %d %s", rec.Code, rec.Body)
+	}
 }
 
 func TestPlanPageErrors(t *testing.T) {
