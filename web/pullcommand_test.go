@@ -62,6 +62,7 @@ func TestPullCommandQueuesComment(t *testing.T) {
 		{"apply named project", `{"command":"apply","project":"ready"}`, jsonType, "atlantis apply -p ready"},
 		{"dir and workspace", "command=apply&dir=planning&workspace=staging", formType, "atlantis apply -d planning -w staging"},
 		{"dir, default workspace", `{"command":"plan","dir":"stale"}`, jsonType, "atlantis plan -d stale -w default"},
+		{"quoted name", "command=plan&project=" + url.QueryEscape("o'brien"), formType, `atlantis plan -p 'o'\''brien'`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newPullFixture(t)
@@ -152,6 +153,7 @@ func TestPullCommandRejects(t *testing.T) {
 		{"flag injection", formType, "command=plan&project=" + url.QueryEscape("ready -- -destroy"), "no project named"},
 		{"comment injection", formType, "command=apply&dir=" + url.QueryEscape("ready\natlantis unlock"), "no project in dir"},
 		{"wrong workspace", formType, "command=plan&dir=planning&workspace=default", "no project in dir"},
+		{"name the grammar refuses", formType, "command=plan&project=has+space", "cannot be named in a comment"},
 		{"both", jsonType, `{"command":"plan","project":"ready","dir":"ready"}`, "not both"},
 		{"workspace alone", formType, "command=plan&workspace=staging", "workspace needs dir"},
 		{"unknown field", jsonType, `{"command":"plan","comment":"atlantis unlock"}`, "Body must be JSON"},

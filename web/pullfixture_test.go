@@ -59,6 +59,9 @@ func newPullFixture(t *testing.T) *pullFixture {
 			{Dir: "failed", Workspace: "default"},
 			{Dir: "never", Workspace: "default"},
 			{Dir: "planning", Workspace: "staging"},
+			// Names the comment grammar must quote, or cannot hold.
+			{Name: "o'brien", Dir: "quoted", Workspace: "default"},
+			{Name: "has space", Dir: "spaced", Workspace: "default"},
 		} {
 			if f.projects[p.Dir], err = tx.UpsertProject(repoID, p); err != nil {
 				return err
@@ -100,6 +103,8 @@ func newPullFixture(t *testing.T) *pullFixture {
 			{"failed", atoll.JobPlan, atoll.JobFailed, newHead, "Error: Unsupported argument\nmore detail"},
 			{"never", atoll.JobApply, atoll.JobFailed, newHead, "nothing to apply"},
 			{"planning", atoll.JobPlan, atoll.JobRunning, newHead, ""},
+			{"quoted", atoll.JobPlan, atoll.JobFailed, newHead, ""},
+			{"spaced", atoll.JobPlan, atoll.JobFailed, newHead, ""},
 		}
 		for _, s := range steps {
 			if err := job(s.dir, s.kind, s.state, s.sha, s.msg); err != nil {
