@@ -111,9 +111,17 @@ func TestPullPageBrowser(t *testing.T) {
 		document.querySelector("#outcome-`+ready+`").innerText.includes("nothing ran")`)
 	waitFor("no full reload", `window.notReloaded === true && location.search.includes("request=1")`)
 	mu.Lock()
-	defer mu.Unlock()
 	if len(problems) > 0 {
 		t.Errorf("console errors (CSP?): %v", problems)
+	}
+	mu.Unlock()
+	// A refusal is shown in place too (htmx swaps 4xx answers; the browser
+	// logs the 400 itself).
+	spaced := itoa(f.projects["spaced"])
+	run("click Plan on a project the grammar cannot name", chromedp.Click(`#project-`+spaced+` form input[value="plan"] ~ button`, chromedp.NodeVisible))
+	waitFor("the refusal in the row", `document.querySelector("#outcome-`+spaced+` .flash").innerText.includes("cannot be named in a comment")`)
+	if n := len(f.queued(t)); n != 1 {
+		t.Errorf("%d requests queued, want 1", n)
 	}
 }
 
