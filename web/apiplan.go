@@ -91,7 +91,7 @@ func (s *Server) apiCommand(w http.ResponseWriter, r *http.Request, name string)
 	// timeouts, which would cancel it.
 	liftDeadlines(w, time.Now().Add(apiWait+time.Minute))
 	for _, c := range comments {
-		id, err := s.Runner.Enqueue(ctx, &vcs.Event{Kind: vcs.EventComment, Repo: *repo, Pull: atoll.Pull{Number: in.PR}, User: actor(r), Comment: c})
+		id, err := s.Runner.Enqueue(ctx, &vcs.Event{Kind: vcs.EventComment, Repo: *repo, Pull: atoll.Pull{Number: in.PR}, User: actor(r), Comment: c, Source: source(r)})
 		if err != nil {
 			s.error(w, r, err)
 			return

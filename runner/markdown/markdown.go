@@ -26,6 +26,9 @@ type ProjectResult struct {
 	Error                   string      // failure reason, "" on success
 	LockedBy                *LockHolder // set when the plan could not take the lock
 	JobURL                  string      // the job log on the Atoll server, may be ""
+	// ApprovedBy names the plan's approval in Atoll for an apply: "alice"
+	// or "alice: reason".
+	ApprovedBy string
 }
 
 // LockHolder is the pull request holding a project's lock.
@@ -162,6 +165,9 @@ func (r Renderer) project(b *strings.Builder, res ProjectResult) {
 		if line := applyLine(res); line != "" {
 			b.WriteString(line + "\n")
 		}
+	}
+	if res.ApprovedBy != "" && res.Command == atoll.JobApply {
+		fmt.Fprintf(b, "\nApproved by %s\n", inline(res.ApprovedBy))
 	}
 	if res.JobURL != "" {
 		fmt.Fprintf(b, "\n[Job log](%s)\n", res.JobURL)
