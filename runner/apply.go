@@ -124,7 +124,7 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	// on a local repository.
 	approval, err := r.approvalBeforeApply(ctx, j)
 	if err != nil {
-		return err
+		return r.approvalLink(res, j, err)
 	}
 	res.ApprovedBy = approvedBy(approval)
 	if err := r.checkRequirements(ctx, w, d, j, "apply"); err != nil {
@@ -156,7 +156,7 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 		return tx.AddEvent(atoll.Event{Actor: j.User, Action: "apply.start", Repo: j.Repo, Pull: j.Pull, Detail: detail, Source: w.req.Source})
 	})
 	if err != nil {
-		return err
+		return r.approvalLink(res, j, err)
 	}
 	res.ApprovedBy = approvedBy(approval)
 	args := append(append([]string{}, j.Spec.ApplyArgs...), j.Spec.ExtraArgs...)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/store"
 )
 
@@ -79,6 +80,15 @@ func (r *Runner) approvalInTx(tx *store.Tx, j *atoll.Job) (*atoll.Approval, erro
 		return nil, err
 	}
 	return r.checkApproval(j, ref, decision, tx.Now())
+}
+
+// approvalLink links the plan's page from the comment of an apply refused
+// for want of an approval, and returns err.
+func (r *Runner) approvalLink(res *markdown.ProjectResult, j *atoll.Job, err error) error {
+	if atoll.ErrorCode(err) == atoll.EFORBIDDEN && r.approvalRequired(j) {
+		res.ApprovalURL = r.planURL(j.Spec.PlanID)
+	}
+	return err
 }
 
 // approvedBy is how an apply's comment and audit event name its approval.

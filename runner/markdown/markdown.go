@@ -29,6 +29,9 @@ type ProjectResult struct {
 	// ApprovedBy names the plan's approval in Atoll for an apply: "alice"
 	// or "alice: reason".
 	ApprovedBy string
+	// ApprovalURL, on a refused apply, links the page where the plan is
+	// approved.
+	ApprovalURL string
 }
 
 // LockHolder is the pull request holding a project's lock.
@@ -143,6 +146,9 @@ func (r Renderer) project(b *strings.Builder, res ProjectResult) {
 	case res.Error != "":
 		fmt.Fprintf(b, "**%s Error**\n\n", verb)
 		fenced(b, "", res.Error)
+		if res.ApprovalURL != "" {
+			fmt.Fprintf(b, "\n:point_right: [Review and approve the plan in Atoll](%s)\n", res.ApprovalURL)
+		}
 		if out := strings.TrimSpace(res.Output); out != "" && !strings.Contains(res.Error, out) {
 			b.WriteString("\n")
 			details(b, "", res.Output)

@@ -1,0 +1,136 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/atollhq/atoll"
+	main "github.com/atollhq/atoll/cmd/atoll"
+	"github.com/atollhq/atoll/store"
+)
+
+// The demo's whole production flow on the real server and Terraform: an
+// apply while frozen is refused with the freeze's reason; an apply without
+// an approval is refused naming the project and linking its plan page,
+// and nothing is applied; approved through the API, it applies and the
+// comment names the approver.
+func TestDemoApprovalFreezeAndApply(t *testing.T) {
+	testEnv(t)
+	ctx := context.Background()
+	m := startDemo(t, t.TempDir())
+	demoWaitJob(t, m, atoll.JobPlan, "staging")
+	demoComment(t, m, "atlantis plan -d production")
+	prod := demoWaitJob(t, m, atoll.JobPlan, "production")
+	if prod.State != atoll.JobSucceeded {
+		t.Fatalf("production plan = %+v\n%s", prod, dumpComments(t, m))
+	}
+	var planID int64
+	for _, p := range demoPull(t, m).Plans {
+		if p.JobID == prod.ID {
+			planID = p.ID
+		}
+	}
+	if planID == 0 {
+		t.Fatalf("no pending plan of production: %+v", demoPull(t, m).Plans)
+	}
+	demoWaitIdle(t, m)
+
+	// Frozen: the apply is refused with who froze, since when and why, and
+	// no apply job is queued.
+	setFreeze := func(on bool, reason string) {
+		t.Helper()
+		err := m.DB.Update(ctx, func(tx *store.Tx) error {
+			_, err := tx.SetFreeze(on, "root", reason, "127.0.0.1")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	setFreeze(true, "release week")
+	n := len(demoComments(t, m))
+	demoComment(t, m, "atlantis apply")
+	frozen := demoWaitReply(t, m, n, "reply to the frozen apply")
+	t.Logf("reply to the frozen apply:\n%s", frozen)
+	if !strings.Contains(frozen, "Applies are frozen by root since ") || !strings.Contains(frozen, ": release week.") {
+		t.Fatalf("reply to the frozen apply:\n%s", frozen)
+	}
+	demoWaitIdle(t, m)
+	if jobs := demoJobs(t, m, atoll.JobApply); len(jobs) != 0 {
+		t.Fatalf("apply jobs while frozen: %+v", jobs)
+	}
+	setFreeze(false, "")
+
+	// Not approved: refused, naming the project and its plan page; the
+	// plan stays pending and its lock held.
+	n = len(demoComments(t, m))
+	demoComment(t, m, "atlantis apply -p production")
+	refused := demoWaitReply(t, m, n, "reply to the unapproved apply")
+	t.Logf("reply to the unapproved apply:\n%s", refused)
+	planURL := fmt.Sprintf("%s/plans/%d", m.Server.PublicURL, planID)
+	if !strings.Contains(refused, "Project production needs an approval in Atoll") || !strings.Contains(refused, "]("+planURL+")") {
+		t.Fatalf("reply to the unapproved apply does not name production and %s:\n%s", planURL, refused)
+	}
+	demoWaitIdle(t, m)
+	for _, j := range demoJobs(t, m, atoll.JobApply) {
+		if j.State == atoll.JobSucceeded {
+			t.Fatalf("an apply succeeded without approval: %+v", j)
+		}
+		if log := demoGetText(t, fmt.Sprintf("%s/api/v1/jobs/%d/log", m.URL, j.ID)); strings.Contains(log, "terraform apply") {
+			t.Fatalf("refused apply ran Terraform:\n%s", log)
+		}
+	}
+	pending := false
+	for _, p := range demoPull(t, m).Plans {
+		pending = pending || p.ID == planID
+	}
+	if !pending || len(demoLocks(t, m)) != 2 {
+		t.Fatalf("after the refused apply: plans %+v, locks %+v", demoPull(t, m).Plans, demoLocks(t, m))
+	}
+
+	// Approved through the API by an operator (the signed-in user in the
+	// context, as the authentication middleware puts it).
+	body := `{"decision":"approve","reason":"checked the diff"}`
+	req := httptest.NewRequest(http.MethodPost, fmt.Sprintf("/api/v1/plans/%d/approvals", planID), strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req = req.WithContext(atoll.NewContextWithUser(req.Context(), &atoll.User{Name: "bob", Role: atoll.RoleOperator}))
+	rec := httptest.NewRecorder()
+	m.Server.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("approve = %d %s", rec.Code, rec.Body)
+	}
+
+	// Now it applies (the approval is also the local pull request's review
+	// that production's apply_requirements [approved] asks for), and the
+	// comment names the approver.
+	n = len(demoComments(t, m))
+	demoComment(t, m, "atlantis apply -p production")
+	applied := demoWaitReply(t, m, n, "reply to the approved apply")
+	t.Logf("reply to the approved apply:\n%s", applied)
+	if !strings.Contains(applied, "Apply complete!") || !strings.Contains(applied, "Approved by bob: checked the diff") {
+		t.Fatalf("reply to the approved apply:\n%s", applied)
+	}
+	events, err := m.DB.AuditEvents(ctx, atoll.EventFilter{Action: "apply"})
+	if err != nil || len(events) != 1 || !strings.Contains(events[0].Detail, "approved by bob: checked the diff") {
+		t.Fatalf("apply audit events = %+v, %v", events, err)
+	}
+	waitApplied(t, m, planID)
+}
+
+// waitApplied waits until the plan is no longer pending.
+func waitApplied(t *testing.T, m *main.Main, planID int64) {
+	t.Helper()
+	eventually(t, 30*time.Second, "plan applied", func() bool {
+		for _, p := range demoPull(t, m).Plans {
+			if p.ID == planID {
+				return false
+			}
+		}
+		return true
+	})
+}
