@@ -357,3 +357,25 @@ func TestFreezeRoutesAndAudit(t *testing.T) {
 		t.Fatalf("audit page has no older link: %s", body)
 	}
 }
+
+// While applies are frozen, the API's apply is refused with the freeze's
+// reason and queues nothing.
+func TestAPIApplyRefusedWhileFrozen(t *testing.T) {
+	ctx := context.Background()
+	f := newApprovalFixture(t)
+	f.s.Demo = true // the API secret check (until tokens) lets it through
+	if rec := f.serve(adminU, "PUT", "/api/v1/freeze", `{"on":true,"reason":"release week"}`); rec.Code != http.StatusOK {
+		t.Fatalf("freeze = %d %s", rec.Code, rec.Body)
+	}
+	before, err := f.db.CountRequests(ctx, atoll.RequestQueued)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := f.serve(operatorU, "POST", "/api/v1/apply", `{"Repository":"acme/infra","PR":1}`)
+	if rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "Applies are frozen by adam since") || !strings.Contains(rec.Body.String(), "release week") {
+		t.Fatalf("apply while frozen = %d %s", rec.Code, rec.Body)
+	}
+	if after, _ := f.db.CountRequests(ctx, atoll.RequestQueued); after != before {
+		t.Fatalf("an apply was queued while frozen: %d -> %d", before, after)
+	}
+}
