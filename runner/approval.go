@@ -25,19 +25,27 @@ func (r *Runner) approvalRequired(j *atoll.Job) bool {
 // (nil when none is needed and none was given), or an EFORBIDDEN error
 // naming the project and linking the plan's page when an approval is
 // required and missing, rejected, expired or made for another plan file.
+// A reject stops the apply even where no approval is required: someone
+// looked and said no.
 // ref and decision are the plan and its newest decision as read now; the
 // apply reads both again in the transaction that marks the plan applied.
 func (r *Runner) checkApproval(j *atoll.Job, ref *store.PlanRef, decision *atoll.Approval, now time.Time) (*atoll.Approval, error) {
 	if decision.Approves(ref.SHA256, now) {
 		return decision, nil
 	}
+	label := projectLabel(j.Dir, j.Workspace, j.Project)
+	rejected := decision != nil && decision.Decision == atoll.DecisionReject
 	if !r.approvalRequired(j) {
-		return nil, nil
+		if !rejected {
+			return nil, nil
+		}
+		return nil, atoll.Errorf(atoll.EFORBIDDEN, "The plan of project %s was rejected in Atoll by %s: %s. Nothing was applied. Plan again, or approve plan %d at %s, then apply again.",
+			label, decision.User, decision.Reason, ref.ID, r.planURL(ref.ID))
 	}
 	why := "it has not been approved yet"
 	switch {
 	case decision == nil:
-	case decision.Decision == atoll.DecisionReject:
+	case rejected:
 		why = fmt.Sprintf("%s rejected it: %s", decision.User, decision.Reason)
 	case decision.PlanSHA256 != ref.SHA256:
 		why = "the approval was given for another plan file"
@@ -45,7 +53,7 @@ func (r *Runner) checkApproval(j *atoll.Job, ref *store.PlanRef, decision *atoll
 		why = fmt.Sprintf("%s's approval expired at %s", decision.User, decision.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
 	}
 	return nil, atoll.Errorf(atoll.EFORBIDDEN, "Project %s needs an approval in Atoll before it is applied, and %s. Nothing was applied. Review and approve plan %d at %s, then apply again.",
-		projectLabel(j.Dir, j.Workspace, j.Project), why, ref.ID, r.planURL(ref.ID))
+		label, why, ref.ID, r.planURL(ref.ID))
 }
 
 // approvalBeforeApply checks job j's approval as read now, before any work
@@ -83,9 +91,10 @@ func (r *Runner) approvalInTx(tx *store.Tx, j *atoll.Job) (*atoll.Approval, erro
 }
 
 // approvalLink links the plan's page from the comment of an apply refused
-// for want of an approval, and returns err.
+// for want of an approval (the only EFORBIDDEN of the approval checks), and
+// returns err.
 func (r *Runner) approvalLink(res *markdown.ProjectResult, j *atoll.Job, err error) error {
-	if atoll.ErrorCode(err) == atoll.EFORBIDDEN && r.approvalRequired(j) {
+	if atoll.ErrorCode(err) == atoll.EFORBIDDEN {
 		res.ApprovalURL = r.planURL(j.Spec.PlanID)
 	}
 	return err

@@ -23,19 +23,22 @@ func TestDemoApprovalFreezeAndApply(t *testing.T) {
 	testEnv(t)
 	ctx := context.Background()
 	m := startDemo(t, t.TempDir())
-	demoWaitJob(t, m, atoll.JobPlan, "staging")
+	staging := demoWaitJob(t, m, atoll.JobPlan, "staging")
 	demoComment(t, m, "atlantis plan -d production")
 	prod := demoWaitJob(t, m, atoll.JobPlan, "production")
 	if prod.State != atoll.JobSucceeded {
 		t.Fatalf("production plan = %+v\n%s", prod, dumpComments(t, m))
 	}
-	var planID int64
+	var planID, stagingPlanID int64
 	for _, p := range demoPull(t, m).Plans {
-		if p.JobID == prod.ID {
+		switch p.JobID {
+		case prod.ID:
 			planID = p.ID
+		case staging.ID:
+			stagingPlanID = p.ID
 		}
 	}
-	if planID == 0 {
+	if planID == 0 || stagingPlanID == 0 {
 		t.Fatalf("no pending plan of production: %+v", demoPull(t, m).Plans)
 	}
 	demoWaitIdle(t, m)
@@ -93,6 +96,21 @@ func TestDemoApprovalFreezeAndApply(t *testing.T) {
 		t.Fatalf("after the refused apply: plans %+v, locks %+v", demoPull(t, m).Plans, demoLocks(t, m))
 	}
 
+	// Staging needs no approval, but a reject still stops its apply.
+	err := m.DB.Update(ctx, func(tx *store.Tx) error {
+		_, err := tx.DecidePlan(store.PlanDecision{PlanID: stagingPlanID, Decision: atoll.DecisionReject, User: "carol", Reason: "wrong size"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = len(demoComments(t, m))
+	demoComment(t, m, "atlantis apply -p staging")
+	if rejected := demoWaitReply(t, m, n, "reply to the rejected apply"); !strings.Contains(rejected, "The plan of project staging was rejected in Atoll by carol: wrong size.") {
+		t.Fatalf("reply to the rejected apply:\n%s", rejected)
+	}
+	demoWaitIdle(t, m)
+
 	// Approved through the API by an operator (the signed-in user in the
 	// context, as the authentication middleware puts it).
 	body := `{"decision":"approve","reason":"checked the diff"}`
@@ -111,11 +129,12 @@ func TestDemoApprovalFreezeAndApply(t *testing.T) {
 	n = len(demoComments(t, m))
 	demoComment(t, m, "atlantis apply -p production")
 	applied := demoWaitReply(t, m, n, "reply to the approved apply")
+	var events []atoll.Event
 	t.Logf("reply to the approved apply:\n%s", applied)
 	if !strings.Contains(applied, "Apply complete!") || !strings.Contains(applied, "Approved by bob: checked the diff") {
 		t.Fatalf("reply to the approved apply:\n%s", applied)
 	}
-	events, err := m.DB.AuditEvents(ctx, atoll.EventFilter{Action: "apply"})
+	events, err = m.DB.AuditEvents(ctx, atoll.EventFilter{Action: "apply"})
 	if err != nil || len(events) != 1 || !strings.Contains(events[0].Detail, "approved by bob: checked the diff") {
 		t.Fatalf("apply audit events = %+v, %v", events, err)
 	}
