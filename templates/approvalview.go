@@ -65,6 +65,22 @@ func (v ApprovalView) Approved() bool {
 	return s == ApprovalApproved || (!v.Required && s != ApprovalRejected)
 }
 
+// reasonSuffix is ": reason", or "" without one.
+func reasonSuffix(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return ": " + reason
+}
+
+// sourceSuffix is " from address", or "" without one.
+func sourceSuffix(source string) string {
+	if source == "" {
+		return ""
+	}
+	return " from " + source
+}
+
 // PlanPath is the page of a plan.
 func PlanPath(id int64) string { return "/plans/" + strconv.FormatInt(id, 10) }
 
