@@ -50,7 +50,7 @@ func Audit(p AuditPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if p.CanFreeze {
-				templ_7745c5c3_Err = FreezePanel(p.Meta.Freeze).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = FreezePanel(p.Meta.Freeze, "/audit").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -285,8 +285,9 @@ func Audit(p AuditPage) templ.Component {
 }
 
 // FreezePanel shows the global apply freeze with the form that turns it on
-// or off (admins only: the route refuses anyone else).
-func FreezePanel(f atoll.Freeze) templ.Component {
+// or off (admins only: the route refuses anyone else); back is the page
+// showing it, where a plain form post returns.
+func FreezePanel(f atoll.Freeze, back string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -319,23 +320,49 @@ func FreezePanel(f atoll.Freeze) templ.Component {
 			var templ_7745c5c3_Var17 string
 			templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(f.Message())
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/audit.templ`, Line: 71, Col: 19}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/audit.templ`, Line: 72, Col: 19}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</p><form method=\"post\" action=\"/admin/freeze\" hx-post=\"/admin/freeze\" hx-target=\"#freeze-msg\"><input type=\"hidden\" name=\"on\" value=\"0\"> <label>Reason <span class=\"muted\">(optional)</span> <input type=\"text\" name=\"reason\" maxlength=\"1000\"></label> <button type=\"submit\" class=\"primary\">Lift the freeze</button></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</p><form method=\"post\" action=\"/admin/freeze\" hx-post=\"/admin/freeze\" hx-target=\"#freeze-msg\"><input type=\"hidden\" name=\"on\" value=\"0\"> <input type=\"hidden\" name=\"back\" value=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var18 string
+			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(back)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/audit.templ`, Line: 75, Col: 49}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "\"> <label>Reason <span class=\"muted\">(optional)</span> <input type=\"text\" name=\"reason\" maxlength=\"1000\"></label> <button type=\"submit\" class=\"primary\">Lift the freeze</button></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "<p>Applies are allowed.</p><form method=\"post\" action=\"/admin/freeze\" hx-post=\"/admin/freeze\" hx-target=\"#freeze-msg\"><input type=\"hidden\" name=\"on\" value=\"1\"> <label>Reason <input type=\"text\" name=\"reason\" maxlength=\"1000\" required></label> <button type=\"submit\" class=\"danger\">Freeze applies</button></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "<p>Applies are allowed.</p><form method=\"post\" action=\"/admin/freeze\" hx-post=\"/admin/freeze\" hx-target=\"#freeze-msg\"><input type=\"hidden\" name=\"on\" value=\"1\"> <input type=\"hidden\" name=\"back\" value=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var19 string
+			templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(back)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/audit.templ`, Line: 83, Col: 49}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var19))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "\"> <label>Reason <input type=\"text\" name=\"reason\" maxlength=\"1000\" required></label> <button type=\"submit\" class=\"danger\">Freeze applies</button></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "<div id=\"freeze-msg\"></div></section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "<div id=\"freeze-msg\"></div></section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -15,6 +15,7 @@ func (s *Server) handleFreezeForm(w http.ResponseWriter, r *http.Request) {
 	if back == "" {
 		back = "/audit"
 	}
+	back = safeBack(back)
 	var on bool
 	switch r.PostFormValue("on") {
 	case "1", "true", "on":
