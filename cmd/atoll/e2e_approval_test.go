@@ -153,3 +153,72 @@ func waitApplied(t *testing.T, m *main.Main, planID int64) {
 		return true
 	})
 }
+
+// On GitHub, through pull request comments (webhooks): a frozen apply is
+// answered with the freeze's reason; an unapproved one with the project and
+// a link to its plan page; an approved one applies, names the approver,
+// and its audit event says it came from a pull request comment.
+func TestGitHubCommentApplyFrozenThenApproved(t *testing.T) {
+	testEnv(t)
+	ctx := context.Background()
+	e := &e2e{t: t, gh: newFakeGitHub(t), dataDir: t.TempDir()}
+	e.repo = newGitRepo(t, map[string]string{"staging/main.tf": tfProject("staging", 1)})
+	e.base = e.repo.git("rev-parse", "main")
+	e.cloneURL, _ = serveGit(t, e.repo, "gh-test-token")
+	e.m = startMain(t, e.dataDir, func(c *main.Config) {
+		c.GHToken, c.GHUser, c.GHWebhookSecret, c.GHAPIURL = "gh-test-token", "atoll-bot", webhookSecret, e.gh.URL+"/"
+		c.RepoAllowlist = "github.com/acme/*"
+		c.PlanApproval = "acme/infra"
+	})
+	t.Cleanup(func() { e.m.Close() })
+
+	e.open(1, "scale-staging", map[string]string{"staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
+	mustContain(t, "autoplan comment", e.waitComment(1, 1), "Plan: 2 to add")
+	plans := demoPullPlans(t, e.m, "/api/v1/repos/acme/infra/pulls/1")
+	if len(plans) != 1 {
+		t.Fatalf("pending plans = %+v", plans)
+	}
+
+	freeze := func(on bool, reason string) {
+		t.Helper()
+		err := e.m.DB.Update(ctx, func(tx *store.Tx) error {
+			_, err := tx.SetFreeze(on, "root", reason, "127.0.0.1")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	freeze(true, "change freeze")
+	e.comment(1, "atlantis apply")
+	mustContain(t, "frozen apply comment", e.waitComment(1, 2), "**Apply refused**: Applies are frozen by root since ", ": change freeze.")
+	freeze(false, "")
+
+	e.comment(1, "atlantis apply")
+	planURL := fmt.Sprintf("%s/plans/%d", e.m.Server.PublicURL, plans[0].ID)
+	mustContain(t, "unapproved apply comment", e.waitComment(1, 3), "Project staging/default needs an approval in Atoll", "]("+planURL+")")
+
+	err := e.m.DB.Update(ctx, func(tx *store.Tx) error {
+		_, err := tx.DecidePlan(store.PlanDecision{PlanID: plans[0].ID, Decision: atoll.DecisionApprove, User: "bob", Reason: "LGTM", Source: "192.0.2.5"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.comment(1, "atlantis apply")
+	mustContain(t, "approved apply comment", e.waitComment(1, 4), "Apply complete!", "Approved by bob: LGTM")
+	events, err := e.m.DB.AuditEvents(ctx, atoll.EventFilter{Action: "apply.start"})
+	if err != nil || len(events) != 1 || events[0].Source != atoll.SourcePRComment || !strings.Contains(events[0].Detail, "approved by bob: LGTM") {
+		t.Fatalf("apply events = %+v, %v", events, err)
+	}
+}
+
+// demoPullPlans returns the pending plans of the pull request at path.
+func demoPullPlans(t *testing.T, m *main.Main, path string) []atoll.Plan {
+	t.Helper()
+	var d demoPullDetail
+	if st := getJSON(t, m.URL+path, &d); st != http.StatusOK {
+		t.Fatalf("GET %s: %d", path, st)
+	}
+	return d.Plans
+}
