@@ -143,9 +143,11 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 		return fmt.Errorf("write plan file: %w", err)
 	}
 	err = r.commit("start apply", func(tx *store.Tx) error {
-		if approval, err = r.approvalInTx(tx, j); err != nil {
+		a, err := r.approvalInTx(tx, j)
+		if err != nil {
 			return err
 		}
+		approval = a
 		if err := tx.MarkPlanApplied(j.Spec.PlanID); err != nil {
 			return err
 		}
