@@ -10,6 +10,9 @@ import (
 	"github.com/atollhq/atoll/templates"
 )
 
+// maxForm bounds the body of the approval and freeze forms.
+const maxForm = 64 << 10
+
 // Roles, for route tables.
 const (
 	viewer   = atoll.RoleViewer
@@ -33,6 +36,7 @@ func (s *Server) decideForm(w http.ResponseWriter, r *http.Request, decision str
 		s.failed(w, r, "/", err)
 		return
 	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	back := r.PostFormValue("back")
 	if back == "" {
 		back = templates.PlanPath(id)
