@@ -1,6 +1,9 @@
 package atoll
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Decisions of an Approval.
 const (
@@ -11,14 +14,16 @@ const (
 // Approval is a user's decision on one plan, made in the dashboard or the
 // API. It is tied to the plan's hash: a new plan needs a new approval.
 type Approval struct {
-	ID         int64     `json:"id"`
-	PlanID     int64     `json:"plan_id"`
-	PlanSHA256 string    `json:"plan_sha256"`
-	Decision   string    `json:"decision"`
-	User       string    `json:"user"`
-	Reason     string    `json:"reason,omitempty"`
-	CreatedAt  time.Time `json:"created_at"`
-	ExpiresAt  time.Time `json:"expires_at"`
+	ID         int64  `json:"id"`
+	PlanID     int64  `json:"plan_id"`
+	PlanSHA256 string `json:"plan_sha256"`
+	Decision   string `json:"decision"`
+	User       string `json:"user"`
+	Reason     string `json:"reason,omitempty"`
+	// Source is where the decision came from (the client's address).
+	Source    string    `json:"source,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // Freeze is the global apply freeze: while On, no apply runs, from a pull
@@ -28,4 +33,30 @@ type Freeze struct {
 	By     string    `json:"by,omitempty"`
 	Reason string    `json:"reason,omitempty"`
 	Since  time.Time `json:"since,omitzero"`
+}
+
+// Approves reports whether a is a decision that lets the plan with hash
+// planSHA256 be applied at now: an approval of that very plan file that has
+// not expired. Only a plan's newest decision counts (a later reject
+// overrides an approval).
+func (a *Approval) Approves(planSHA256 string, now time.Time) bool {
+	return a != nil && a.Decision == DecisionApprove && a.PlanSHA256 == planSHA256 && now.Before(a.ExpiresAt)
+}
+
+// Expired reports whether a is an approval whose time has run out at now.
+func (a *Approval) Expired(now time.Time) bool {
+	return a != nil && a.Decision == DecisionApprove && !now.Before(a.ExpiresAt)
+}
+
+// DefaultApprovalTTL is how long a plan approval lasts unless
+// --approval-ttl says otherwise.
+const DefaultApprovalTTL = 7 * 24 * time.Hour
+
+// Message is how a refused apply explains the freeze.
+func (f Freeze) Message() string {
+	msg := fmt.Sprintf("Applies are frozen by %s since %s", f.By, f.Since.UTC().Format("2006-01-02 15:04 MST"))
+	if f.Reason != "" {
+		msg += ": " + f.Reason
+	}
+	return msg + ". Plans still run; an admin can lift the freeze in Atoll."
 }

@@ -11,4 +11,27 @@ type Event struct {
 	Repo   string    `json:"repo,omitempty"`
 	Pull   int       `json:"pull,omitempty"`
 	Detail string    `json:"detail,omitempty"`
+	// Source is where the action came from: the client's IP address for
+	// the dashboard and the API, "pr-comment" for a pull request comment,
+	// "webhook" for the VCS host's own events, "atoll" for the server.
+	Source string `json:"source,omitempty"`
+}
+
+// Sources of events that are not an HTTP client's address.
+const (
+	SourcePRComment = "pr-comment"
+	SourceWebhook   = "webhook"
+	SourceAPI       = "api"
+	SourceAtoll     = "atoll"
+)
+
+// EventFilter selects audit events; zero fields match anything. Before
+// pages back: only events with an id below it (keyset pagination).
+type EventFilter struct {
+	Actor  string
+	Action string
+	Repo   string
+	Since  time.Time
+	Before int64
+	Limit  int
 }

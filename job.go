@@ -118,4 +118,7 @@ type Request struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	StartedAt  *time.Time `json:"started_at"`
 	FinishedAt *time.Time `json:"finished_at"`
+	// Source is where the request came from, for the audit log: the
+	// client's address (dashboard, API) or "pr-comment"/"webhook".
+	Source string `json:"source,omitempty"`
 }

@@ -14,6 +14,12 @@ import (
 	"github.com/atollhq/atoll/store"
 )
 
+// PlanApproval is --plan-approval in demo mode: production's plans are
+// approved in the dashboard before they are applied (and, the repository
+// being local, that approval is also the pull request's review, which
+// production's apply_requirements [approved] asks for).
+const PlanApproval = "demo/infra/production"
+
 // Repo is the demo repository's identity.
 var Repo = atoll.Repo{VCS: atoll.VCSLocal, Host: "local", Owner: "demo", Name: "infra"}
 

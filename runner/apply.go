@@ -22,6 +22,13 @@ func (r *Runner) apply(ctx context.Context, w *work, cmd *command.Command) error
 		return err
 	}
 	if len(jobs) == 0 {
+		// A freeze refuses the whole command before anything is queued;
+		// jobs of a resumed request meet it in runApply.
+		if f, err := r.DB.Freeze(ctx); err != nil {
+			return err
+		} else if f.On {
+			return r.reply(ctx, w, "apply", "**Apply refused**: "+f.Message())
+		}
 		if jobs, err = r.resolveApply(ctx, w, cmd); err != nil {
 			return r.fail(ctx, w, "apply", err)
 		}
@@ -112,6 +119,14 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 		return atoll.Errorf(atoll.ECONFLICT, "This plan was made for commit %s but the pull request's head is now %s. Run `%s plan` again to plan the new commit.",
 			short(j.HeadSHA), short(d.HeadSHA), r.Parser.ExecutableName)
 	}
+	// The approval first: when it is missing, its message (with the plan's
+	// page) says what to do, also for the approved requirement it satisfies
+	// on a local repository.
+	approval, err := r.approvalBeforeApply(ctx, j)
+	if err != nil {
+		return r.approvalLink(res, j, err)
+	}
+	res.ApprovedBy = approvedBy(approval)
 	if err := r.checkRequirements(ctx, w, d, j, "apply"); err != nil {
 		return err
 	}
@@ -128,14 +143,24 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 		return fmt.Errorf("write plan file: %w", err)
 	}
 	err = r.commit("start apply", func(tx *store.Tx) error {
+		a, err := r.approvalInTx(tx, j)
+		if err != nil {
+			return err
+		}
+		approval = a
 		if err := tx.MarkPlanApplied(j.Spec.PlanID); err != nil {
 			return err
 		}
-		return tx.AddEvent(atoll.Event{Actor: j.User, Action: "apply.start", Repo: j.Repo, Pull: j.Pull, Detail: projectLabel(j.Dir, j.Workspace, j.Project)})
+		detail := fmt.Sprintf("%s: plan %d", projectLabel(j.Dir, j.Workspace, j.Project), j.Spec.PlanID)
+		if approval != nil {
+			detail += fmt.Sprintf(", approved by %s (approval %d)", approvedBy(approval), approval.ID)
+		}
+		return tx.AddEvent(atoll.Event{Actor: j.User, Action: "apply.start", Repo: j.Repo, Pull: j.Pull, Detail: detail, Source: w.req.Source})
 	})
 	if err != nil {
-		return err
+		return r.approvalLink(res, j, err)
 	}
+	res.ApprovedBy = approvedBy(approval)
 	args := append(append([]string{}, j.Spec.ApplyArgs...), j.Spec.ExtraArgs...)
 	sink.Write(atoll.StreamAtoll, "$ terraform apply -input=false "+planFileName(j)+argsSuffix(args))
 	out, err := r.terraformFor(j).Apply(ctx, dir, planFile, args, sink.emit)

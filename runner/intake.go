@@ -23,7 +23,7 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 	if !r.Allowlist.Allows(ev.Repo.Host, ev.Repo.Owner, ev.Repo.Name) {
 		return 0, atoll.Errorf(atoll.EFORBIDDEN, "Repository %s/%s is not in --repo-allowlist.", ev.Repo.Host, ev.Repo.FullName())
 	}
-	req := &atoll.Request{User: ev.User, HeadSHA: ev.Pull.HeadSHA, CommentID: ev.CommentID}
+	req := &atoll.Request{User: ev.User, HeadSHA: ev.Pull.HeadSHA, CommentID: ev.CommentID, Source: ev.Source}
 	switch ev.Kind {
 	case vcs.EventPullOpened, vcs.EventPullReopened, vcs.EventPullSynchronize, vcs.EventPullReady:
 		if ev.Draft && !r.AllowDraftPRs {
@@ -45,8 +45,14 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 			return 0, nil
 		}
 		req.Kind, req.Comment = atoll.RequestComment, ev.Comment
+		if req.Source == "" {
+			req.Source = atoll.SourcePRComment
+		}
 	default:
 		return 0, nil
+	}
+	if req.Source == "" {
+		req.Source = atoll.SourceWebhook
 	}
 	queued := false
 	err := r.DB.Update(ctx, func(tx *store.Tx) error {
@@ -70,7 +76,7 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 			}
 		}
 		if req.Kind == atoll.RequestClose {
-			if _, err := tx.ReleaseLocks(store.LockSelector{PullID: req.PullID}, ev.User, "locks.release", "pull request "+ev.Pull.State); err != nil {
+			if _, err := tx.ReleaseLocks(store.LockSelector{PullID: req.PullID}, ev.User, req.Source, "locks.release", "pull request "+ev.Pull.State); err != nil {
 				return err
 			}
 		}

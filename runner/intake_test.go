@@ -146,3 +146,30 @@ func BenchmarkHandleEvent(b *testing.B) {
 		}
 	})
 }
+
+// A request remembers where it came from, for the audit events of its
+// work: a pull request comment, the host's own event, or the address of the
+// dashboard or API client that sent it.
+func TestRequestSource(t *testing.T) {
+	r := newRunner(t)
+	ctx := context.Background()
+	fromAPI := event(vcs.EventComment, 3, "atlantis unlock")
+	fromAPI.DeliveryID, fromAPI.Source = "", "192.0.2.7"
+	for _, c := range []struct {
+		ev   *vcs.Event
+		want string
+	}{
+		{event(vcs.EventComment, 1, "atlantis plan"), atoll.SourcePRComment},
+		{event(vcs.EventPullOpened, 2, ""), atoll.SourceWebhook},
+		{fromAPI, "192.0.2.7"},
+	} {
+		id, err := r.Enqueue(ctx, c.ev)
+		if err != nil || id == 0 {
+			t.Fatalf("Enqueue = %d, %v", id, err)
+		}
+		req, err := r.DB.Request(ctx, id)
+		if err != nil || req.Source != c.want {
+			t.Fatalf("request source = %+v, %v; want %q", req, err, c.want)
+		}
+	}
+}

@@ -185,7 +185,7 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 		if holder, err = tx.TakeLock(j.ProjectID, j.PullID, j.User); err != nil || holder != nil {
 			return err
 		}
-		return tx.AddEvent(atoll.Event{Actor: j.User, Action: "lock.take", Repo: j.Repo, Pull: j.Pull, Detail: projectLabel(j.Dir, j.Workspace, j.Project)})
+		return tx.AddEvent(atoll.Event{Actor: j.User, Action: "lock.take", Repo: j.Repo, Pull: j.Pull, Detail: projectLabel(j.Dir, j.Workspace, j.Project), Source: w.req.Source})
 	})
 	if err != nil {
 		return err
@@ -199,7 +199,7 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 		// older plan of the project), so one broken pull request does not
 		// block the others.
 		rerr := r.commit("release lock of failed plan", func(tx *store.Tx) error {
-			_, err := tx.ReleaseLocks(store.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, "lock.release", "plan failed")
+			_, err := tx.ReleaseLocks(store.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", "plan failed")
 			return err
 		})
 		if rerr != nil {
@@ -262,7 +262,7 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 		if err := tx.FinishJob(j.ID, atoll.JobSucceeded, "", &summary); err != nil {
 			return err
 		}
-		return tx.AddEvent(atoll.Event{Actor: j.User, Action: "plan.store", Repo: j.Repo, Pull: j.Pull,
+		return tx.AddEvent(atoll.Event{Actor: j.User, Action: "plan.store", Repo: j.Repo, Pull: j.Pull, Source: w.req.Source,
 			Detail: fmt.Sprintf("%s: %d to add, %d to change, %d to destroy (sha256 %s)", projectLabel(j.Dir, j.Workspace, j.Project), summary.Add, summary.Change, summary.Destroy, plan.SHA256[:12])})
 	})
 }

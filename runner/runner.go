@@ -46,6 +46,9 @@ type Runner struct {
 	// default, as in Atlantis: a fork's author could run code through
 	// Terraform with the server's credentials.
 	AllowForkPRs bool
+	// PlanApproval says which plans must be approved in Atoll before they
+	// are applied (--plan-approval); nil requires none.
+	PlanApproval *ApprovalPolicy
 	// AllowDraftPRs autoplans draft pull requests. Off by default, as
 	// Atlantis's --allow-draft-prs.
 	AllowDraftPRs bool

@@ -62,9 +62,10 @@ type LockSelector struct {
 // ReleaseLocks is the one way to release locks. It deletes the selected
 // locks, discards their holders' unapplied plans for those projects (for a
 // whole pull request: all its unapplied plans), since a plan must never be
-// applied without its lock, and records one audit event by actor with action
-// and reason. It returns the released locks.
-func (tx *Tx) ReleaseLocks(sel LockSelector, actor, action, reason string) ([]*atoll.Lock, error) {
+// applied without its lock, and records one audit event by actor (from
+// source: an address, "pr-comment", ...) with action and reason. It returns
+// the released locks.
+func (tx *Tx) ReleaseLocks(sel LockSelector, actor, source, action, reason string) ([]*atoll.Lock, error) {
 	if (sel.PullID == 0) == (sel.LockID == 0) || (sel.ProjectID != 0 && sel.PullID == 0) {
 		return nil, fmt.Errorf("store release locks: select a pull request or a lock, not %+v", sel)
 	}
@@ -110,7 +111,7 @@ func (tx *Tx) ReleaseLocks(sel LockSelector, actor, action, reason string) ([]*a
 			return nil, fmt.Errorf("store delete lock %d: %w", sel.LockID, err)
 		}
 	}
-	ev.Actor, ev.Action, ev.Detail = actor, action, releaseDetail(reason, locks)
+	ev.Actor, ev.Source, ev.Action, ev.Detail = actor, source, action, releaseDetail(reason, locks)
 	if err := tx.AddEvent(ev); err != nil {
 		return nil, err
 	}

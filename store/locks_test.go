@@ -72,7 +72,7 @@ func TestPlansNeedTheLock(t *testing.T) {
 	// An unlock (comment, close, API) while pull 1's plan runs: the plan
 	// finishes after its lock is gone and must not be kept.
 	if err := db.Update(ctx, func(tx *store.Tx) error {
-		_, err := tx.ReleaseLocks(store.LockSelector{PullID: a.pullID}, "bob", "locks.unlock", "test")
+		_, err := tx.ReleaseLocks(store.LockSelector{PullID: a.pullID}, "bob", "127.0.0.1", "locks.unlock", "test")
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -158,7 +158,7 @@ func TestReleaseLocksDiscardsTheirPlans(t *testing.T) {
 	release := func(sel store.LockSelector) ([]*atoll.Lock, error) {
 		var locks []*atoll.Lock
 		err := db.Update(ctx, func(tx *store.Tx) (err error) {
-			locks, err = tx.ReleaseLocks(sel, "bob", "locks.test", "because")
+			locks, err = tx.ReleaseLocks(sel, "bob", "10.0.0.9", "locks.test", "because")
 			return err
 		})
 		return locks, err
@@ -186,7 +186,7 @@ func TestReleaseLocksDiscardsTheirPlans(t *testing.T) {
 		t.Fatalf("pending plans left: %d", len(plans))
 	}
 	evs := events()
-	if len(evs) != before+1 || evs[0].Action != "locks.test" || evs[0].Actor != "bob" || evs[0].Repo != "acme/infra" || evs[0].Pull != 1 ||
+	if len(evs) != before+1 || evs[0].Action != "locks.test" || evs[0].Actor != "bob" || evs[0].Source != "10.0.0.9" || evs[0].Repo != "acme/infra" || evs[0].Pull != 1 ||
 		!strings.HasPrefix(evs[0].Detail, "because: released 2 lock(s)") {
 		t.Fatalf("audit events = %d (was %d), newest %+v", len(evs), before, evs[0])
 	}

@@ -27,9 +27,9 @@ func (tx *Tx) RecordWebhook(vcs, deliveryID, kind string, repoID int64, pull int
 func (tx *Tx) InsertRequest(r *atoll.Request) error {
 	r.State, r.CreatedAt = atoll.RequestQueued, tx.now
 	err := tx.queryRow(`
-		INSERT INTO requests (pull_id, kind, state, comment, comment_id, user, head_sha, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		r.PullID, r.Kind, r.State, r.Comment, r.CommentID, r.User, r.HeadSHA, ts(tx.now)).Scan(&r.ID)
+		INSERT INTO requests (pull_id, kind, state, comment, comment_id, user, head_sha, created_at, source)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		r.PullID, r.Kind, r.State, r.Comment, r.CommentID, r.User, r.HeadSHA, ts(tx.now), r.Source).Scan(&r.ID)
 	if err != nil {
 		return fmt.Errorf("store insert request: %w", err)
 	}
@@ -37,7 +37,7 @@ func (tx *Tx) InsertRequest(r *atoll.Request) error {
 }
 
 const requestColumns = `q.id, q.kind, q.state, q.pull_id, r.owner || '/' || r.name, p.number, q.comment, q.comment_id,
-	q.user, q.head_sha, q.error, q.created_at, q.started_at, q.finished_at`
+	q.user, q.head_sha, q.error, q.created_at, q.started_at, q.finished_at, q.source`
 
 const requestFrom = ` FROM requests q JOIN pulls p ON p.id = q.pull_id JOIN repos r ON r.id = p.repo_id `
 
@@ -46,7 +46,7 @@ func scanRequest(s scanner) (*atoll.Request, error) {
 	var created int64
 	var started, finished sql.NullInt64
 	err := s.Scan(&q.ID, &q.Kind, &q.State, &q.PullID, &q.Repo, &q.Pull, &q.Comment, &q.CommentID,
-		&q.User, &q.HeadSHA, &q.Error, &created, &started, &finished)
+		&q.User, &q.HeadSHA, &q.Error, &created, &started, &finished, &q.Source)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,10 @@ type Event struct {
 	User       string     // who acted: PR author/sender or comment author
 	Comment    string     // the comment body for EventComment
 	CommentID  string
+	// Source is where an event that did not come from the host came from
+	// (the client's address, for the dashboard and the API); empty for
+	// webhooks.
+	Source string
 }
 
 // PullDetails is a pull request's state fetched from the host when a command

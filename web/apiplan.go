@@ -87,11 +87,21 @@ func (s *Server) apiCommand(w http.ResponseWriter, r *http.Request, name string)
 			return
 		}
 	}
+	if name == "apply" {
+		// The runner refuses too (in a comment); the caller hears it here.
+		if f, err := s.DB.Freeze(ctx); err != nil {
+			s.error(w, r, err)
+			return
+		} else if f.On {
+			s.error(w, r, atoll.Errorf(atoll.ECONFLICT, "%s", f.Message()))
+			return
+		}
+	}
 	// The call waits for Terraform: past the server's read and write
 	// timeouts, which would cancel it.
 	liftDeadlines(w, time.Now().Add(apiWait+time.Minute))
 	for _, c := range comments {
-		id, err := s.Runner.Enqueue(ctx, &vcs.Event{Kind: vcs.EventComment, Repo: *repo, Pull: atoll.Pull{Number: in.PR}, User: actor(r), Comment: c})
+		id, err := s.Runner.Enqueue(ctx, &vcs.Event{Kind: vcs.EventComment, Repo: *repo, Pull: atoll.Pull{Number: in.PR}, User: actor(r), Comment: c, Source: source(r)})
 		if err != nil {
 			s.error(w, r, err)
 			return

@@ -67,7 +67,7 @@ func (s *Server) handleComment(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	queued, err := s.Runner.HandleEvent(ctx, &vcs.Event{Kind: vcs.EventComment, Repo: *repo,
-		Pull: atoll.Pull{Number: number}, User: user, Comment: in.Body, CommentID: strconv.FormatInt(commentID, 10)})
+		Pull: atoll.Pull{Number: number}, User: user, Comment: in.Body, CommentID: strconv.FormatInt(commentID, 10), Source: source(r)})
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -26,7 +26,7 @@ func (s *Server) handleUnlock(w http.ResponseWriter, r *http.Request) {
 	}
 	var locks []*atoll.Lock
 	err = s.DB.Update(r.Context(), func(tx *store.Tx) (err error) {
-		locks, err = tx.ReleaseLocks(store.LockSelector{LockID: id}, actor(r), "lock.delete", "via API")
+		locks, err = tx.ReleaseLocks(store.LockSelector{LockID: id}, actor(r), source(r), "lock.delete", "via API")
 		return err
 	})
 	if err != nil {

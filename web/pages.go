@@ -126,6 +126,14 @@ func (s *Server) pageMeta(ctx context.Context) templates.Meta {
 	}
 	m := templates.Meta{Version: s.Version, Node: s.Node, Demo: s.Demo, Now: now, AssetVersion: assets.Version, User: atoll.UserFromContext(ctx)}
 	m.Flash, m.FlashOK = flashOf(ctx)
+	if s.DB != nil && s.DB.Readable() {
+		// One primary-key read; a failure only hides the banner.
+		if f, err := s.DB.Freeze(ctx); err == nil {
+			m.Freeze = f
+		} else {
+			s.Logger.Warn("read apply freeze", "err", err)
+		}
+	}
 	if s.Cluster != nil {
 		if st := s.Cluster.Status(ctx); st.Role != atoll.RoleActive {
 			lag := int64(0)

@@ -33,7 +33,10 @@ type Server struct {
 	// Authorization: Bearer). Empty disables them, except in Demo.
 	APISecret string
 	Demo      bool
-	Metrics   *Metrics
+	// ApprovalTTL is how long a plan approval lasts (--approval-ttl; zero
+	// means atoll.DefaultApprovalTTL).
+	ApprovalTTL time.Duration
+	Metrics     *Metrics
 	// Cluster reports this node's role (nil: a single node, always active).
 	// A standby forwards what it does not serve itself to the active.
 	Cluster atoll.NodeService
@@ -104,6 +107,7 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("POST "+prefix+"/plan", s.authenticated(s.handleAPIPlan))
 		mux.HandleFunc("POST "+prefix+"/apply", s.authenticated(s.handleAPIApply))
 	}
+	s.approvalRoutes(mux)
 	s.pageRoutes(mux)
 	s.pullRoutes(mux)
 	return s.logRequests(s.forwardToActive(guardMutations(withFlash(mux))))

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/demo"
+	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/store"
 )
 
@@ -42,6 +45,10 @@ type Config struct {
 	APISecret        string
 	NodeID           string
 	Demo             bool
+	// PlanApproval and ApprovalTTL: which plans need an approval in Atoll
+	// before apply, and how long one lasts.
+	PlanApproval string
+	ApprovalTTL  time.Duration
 
 	Retention store.Retention // --retain-* (retention.go)
 
@@ -87,6 +94,8 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.StopTimeout, "stop-timeout", 5*time.Minute, "how long a stopping server lets running jobs finish")
 	fs.StringVar(&c.APISecret, "api-secret", "", "token for mutating API calls (X-Atlantis-Token or Authorization: Bearer)")
 	fs.StringVar(&c.NodeID, "node-id", "", "this node's name (default FLY_MACHINE_ID or the hostname)")
+	fs.StringVar(&c.PlanApproval, "plan-approval", "", "plans that must be approved in Atoll (dashboard or API) before apply: comma-separated *, owner/repo or owner/repo/PROJECT (name or dir), globs allowed (default with --demo: "+demo.PlanApproval+")")
+	fs.DurationVar(&c.ApprovalTTL, "approval-ttl", atoll.DefaultApprovalTTL, "how long a plan approval lasts")
 	fs.BoolVar(&c.Demo, "demo", false, "run the self-contained demo (local repository, no credentials, 127.0.0.1 unless --addr)")
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {
@@ -174,6 +183,12 @@ func (c *Config) validate(getenv func(string) string) error {
 	}
 	if err := validateRetention(c.Retention); err != nil {
 		return err
+	}
+	if _, err := runner.ParseApprovalPolicy(c.PlanApproval); err != nil {
+		return errors.New(atoll.ErrorMessage(err))
+	}
+	if c.ApprovalTTL <= 0 {
+		return fmt.Errorf("--approval-ttl must be positive")
 	}
 	if !c.Demo && c.RepoAllowlist == "" {
 		return fmt.Errorf("--repo-allowlist is required (e.g. github.com/myorg/*)")

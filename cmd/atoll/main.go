@@ -158,6 +158,13 @@ func (m *Main) Run(ctx context.Context) error {
 	if c.Demo && c.RepoAllowlist == "" {
 		c.RepoAllowlist = demoAllowlist
 	}
+	if c.Demo && c.PlanApproval == "" {
+		c.PlanApproval = demo.PlanApproval
+	}
+	approvalPolicy, err := runner.ParseApprovalPolicy(c.PlanApproval)
+	if err != nil {
+		return err
+	}
 	if m.Logger == nil {
 		m.Logger = newLogger(c.LogLevel)
 	}
@@ -187,7 +194,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	srv := &web.Server{DB: m.DB, Providers: providers, Logger: m.Logger, Version: Version, Node: c.NodeID,
-		APISecret: c.APISecret, Demo: c.Demo}
+		APISecret: c.APISecret, Demo: c.Demo, ApprovalTTL: c.ApprovalTTL}
 	if err := srv.Listen(c.listenAddr()); err != nil {
 		return err
 	}
@@ -230,7 +237,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Allowlist: runner.ParseAllowlist(c.RepoAllowlist),
 		PublicURL: publicURL, Node: c.NodeID, Version: Version,
 		Parallelism: c.Parallelism, AllowForkPRs: c.AllowForkPRs, StopTimeout: c.StopTimeout, Logger: m.Logger,
-		AllowDraftPRs: c.AllowDraftPRs,
+		AllowDraftPRs: c.AllowDraftPRs, PlanApproval: approvalPolicy,
 	}
 	m.Server.Runner = m.Runner
 	if c.DefaultTFVersion != "" {

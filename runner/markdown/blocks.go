@@ -69,3 +69,18 @@ func diffSigns(output string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// inline makes user text (an approval's reason) safe on one line of a
+// comment: line breaks become spaces and markdown and HTML characters are
+// escaped, so it cannot add headings, links, mentions or markup.
+func inline(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune("\\`*_{}[]()<>#+-!|~@&", c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

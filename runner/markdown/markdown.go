@@ -26,6 +26,12 @@ type ProjectResult struct {
 	Error                   string      // failure reason, "" on success
 	LockedBy                *LockHolder // set when the plan could not take the lock
 	JobURL                  string      // the job log on the Atoll server, may be ""
+	// ApprovedBy names the plan's approval in Atoll for an apply: "alice"
+	// or "alice: reason".
+	ApprovedBy string
+	// ApprovalURL, on a refused apply, links the page where the plan is
+	// approved.
+	ApprovalURL string
 }
 
 // LockHolder is the pull request holding a project's lock.
@@ -140,6 +146,9 @@ func (r Renderer) project(b *strings.Builder, res ProjectResult) {
 	case res.Error != "":
 		fmt.Fprintf(b, "**%s Error**\n\n", verb)
 		fenced(b, "", res.Error)
+		if res.ApprovalURL != "" {
+			fmt.Fprintf(b, "\n:point_right: [Review and approve the plan in Atoll](%s)\n", res.ApprovalURL)
+		}
 		if out := strings.TrimSpace(res.Output); out != "" && !strings.Contains(res.Error, out) {
 			b.WriteString("\n")
 			details(b, "", res.Output)
@@ -162,6 +171,9 @@ func (r Renderer) project(b *strings.Builder, res ProjectResult) {
 		if line := applyLine(res); line != "" {
 			b.WriteString(line + "\n")
 		}
+	}
+	if res.ApprovedBy != "" && res.Command == atoll.JobApply {
+		fmt.Fprintf(b, "\nApproved by %s\n", inline(res.ApprovedBy))
 	}
 	if res.JobURL != "" {
 		fmt.Fprintf(b, "\n[Job log](%s)\n", res.JobURL)

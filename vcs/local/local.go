@@ -71,6 +71,15 @@ func (p *Provider) GetPull(ctx context.Context, repo atoll.Repo, number int) (*v
 	if err != nil {
 		return nil, err
 	}
+	// A local pull request has no review anywhere else: an approval of one
+	// of its pending plans in Atoll (valid, of the plan's current file)
+	// counts as an approving review, so apply_requirements [approved]
+	// can be met from the dashboard.
+	planApprovers, err := p.DB.PlanApprovers(ctx, pull.ID)
+	if err != nil {
+		return nil, err
+	}
+	approvers = append(approvers, planApprovers...)
 	approved := false
 	for _, a := range approvers {
 		approved = approved || a != pull.Author

@@ -1,0 +1,91 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/store"
+)
+
+// handleFreezeForm turns the apply freeze on or off from the dashboard
+// (form: on=1|0, reason, back).
+func (s *Server) handleFreezeForm(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	back := r.PostFormValue("back")
+	if back == "" {
+		back = "/audit"
+	}
+	back = safeBack(back)
+	var on bool
+	switch r.PostFormValue("on") {
+	case "1", "true", "on":
+		on = true
+	case "0", "false", "off":
+	default:
+		s.failed(w, r, back, atoll.Errorf(atoll.EINVALID, "Say on=1 to freeze applies or on=0 to allow them."))
+		return
+	}
+	f, err := s.setFreeze(r, on, r.PostFormValue("reason"))
+	if err != nil {
+		s.failed(w, r, back, err)
+		return
+	}
+	if isHTMX(r) {
+		// Every part of the page shows the freeze (the banner above all).
+		w.Header().Set("HX-Refresh", "true")
+	}
+	s.done(w, r, back, freezeMessage(f), nil, f)
+}
+
+func freezeMessage(f atoll.Freeze) string {
+	if f.On {
+		return "Applies are frozen. Plans still run."
+	}
+	return "Applies are allowed again."
+}
+
+func (s *Server) setFreeze(r *http.Request, on bool, reason string) (atoll.Freeze, error) {
+	u := atoll.UserFromContext(r.Context())
+	if u == nil {
+		return atoll.Freeze{}, atoll.Errorf(atoll.EUNAUTHORIZED, "Sign in first.")
+	}
+	var f atoll.Freeze
+	err := s.DB.Update(r.Context(), func(tx *store.Tx) (err error) {
+		f, err = tx.SetFreeze(on, u.Name, reason, source(r))
+		return err
+	})
+	return f, err
+}
+
+// handleAPIFreeze returns the apply freeze.
+func (s *Server) handleAPIFreeze(w http.ResponseWriter, r *http.Request) {
+	f, err := s.DB.Freeze(r.Context())
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, f)
+}
+
+type freezeRequest struct {
+	On     *bool  `json:"on"`
+	Reason string `json:"reason"`
+}
+
+// handleAPISetFreeze sets the apply freeze: {"on":true,"reason":"..."}.
+func (s *Server) handleAPISetFreeze(w http.ResponseWriter, r *http.Request) {
+	var in freezeRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil || in.On == nil {
+		s.error(w, r, atoll.Errorf(atoll.EINVALID, `Body must be JSON like {"on":true,"reason":"release week"}.`))
+		return
+	}
+	f, err := s.setFreeze(r, *in.On, in.Reason)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, f)
+}
