@@ -81,9 +81,6 @@ func sourceSuffix(source string) string {
 	return " from " + source
 }
 
-// PlanPath is the page of a plan.
-func PlanPath(id int64) string { return "/plans/" + strconv.FormatInt(id, 10) }
-
 func approvalID(v ApprovalView) string { return "approval-" + id(v.PlanID) }
 
 func approvalMsgID(v ApprovalView) string { return approvalID(v) + "-msg" }

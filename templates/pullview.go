@@ -35,6 +35,8 @@ type ProjectRow struct {
 	Jobs []*atoll.Job
 	// Notice follows a command sent from this row (?request=N&for=ID).
 	Notice *RequestNotice
+	// Approval is the latest plan's approval panel (nil without a plan).
+	Approval *ApprovalView
 }
 
 // RequestNotice is the outcome of a command sent from the page: the
@@ -69,6 +71,8 @@ type PlanPage struct {
 	// LogTruncated is set when only its beginning is shown.
 	Log          []atoll.LogLine
 	LogTruncated bool
+	// Approval is the plan's approval panel.
+	Approval *ApprovalView
 }
 
 // PullAnchor is the id of a project's row on the pull request page.

@@ -28,6 +28,12 @@ func (s *Server) handlePlanPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
+	v, err := s.approvalView(r.Context(), page.Plan.ID, templates.PlanPath(page.Plan.ID))
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	page.Approval = &v
 	page.Meta = s.pageMeta(r.Context())
 	s.renderPage(w, r, http.StatusOK, templates.PlanView(*page))
 }

@@ -98,7 +98,7 @@ func TestPlanPage(t *testing.T) {
 		// Header.
 		`href="/repos/acme/infra/pulls/7"`, "acme/infra#7", "<b>ready</b>", "ready/default", "bbbbbbb",
 		`class="badge badge-plan-applicable"`, "Ready to apply.", `href="/jobs/`+itoa(jobID)+`"`, "by carol",
-		"<!-- approval panel: lead wires templates.ApprovalPanel -->",
+		`id="approval-`,
 		// Resource changes with their symbols and attribute diff.
 		`<span class="sym chg">~</span>`, "terraform_data.app", `<span class="sym del">-</span>`, "terraform_data.old",
 		`<span class="name mono">name</span>`, "&#34;app&#34;", "&#34;app2&#34;",

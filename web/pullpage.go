@@ -53,6 +53,10 @@ func (s *Server) handlePullPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	page.Rows = projectRows(pull, projects, plans, page.Jobs, page.Locks)
+	if err := s.addApprovals(ctx, pull, page.Rows); err != nil {
+		s.pageError(w, r, err)
+		return
+	}
 	if err := s.addNotice(ctx, r, &page); err != nil {
 		s.pageError(w, r, err)
 		return
@@ -173,4 +177,21 @@ func requestCommand(comment string) string {
 		return f[1]
 	}
 	return "command"
+}
+
+// addApprovals gives each row with a plan its approval panel, which returns
+// to the row after a decision.
+func (s *Server) addApprovals(ctx context.Context, pull *atoll.Pull, rows []templates.ProjectRow) error {
+	for i := range rows {
+		row := &rows[i]
+		if row.Plan == nil {
+			continue
+		}
+		v, err := s.approvalView(ctx, row.Plan.ID, templates.PullPath(pull.Repo, pull.Number)+"#"+templates.PullAnchor(row.Project.ID))
+		if err != nil {
+			return err
+		}
+		row.Approval = &v
+	}
+	return nil
 }

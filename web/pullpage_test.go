@@ -34,11 +34,13 @@ func TestPullPagePlanStates(t *testing.T) {
 			badge := strings.ReplaceAll(tc.state, "not planned", "none")
 			wantContains(t, r, `class="badge badge-plan-`+badge+`"`, ">"+tc.state+"</span>")
 			wantContains(t, r, tc.why...)
-			// Every row has its buttons, its outcome place and the
-			// approval panel's place.
+			// Every row has its buttons and its outcome place; a row
+			// with a plan has that plan's approval panel.
 			wantContains(t, r, `action="/repos/acme/infra/pulls/7/commands"`, `hx-post="/repos/acme/infra/pulls/7/commands"`,
-				`hx-target="#outcome-`+itoa(f.projects[tc.dir])+`"`, `name="command" value="plan"`, `name="command" value="apply"`,
-				`<!-- approval panel: lead wires templates.ApprovalPanel -->`)
+				`hx-target="#outcome-`+itoa(f.projects[tc.dir])+`"`, `name="command" value="plan"`, `name="command" value="apply"`)
+			if hasPanel := strings.Contains(r, `id="approval-`); hasPanel != (tc.dir != "never" && tc.dir != "planning") {
+				t.Errorf("row %s: approval panel shown = %v", tc.dir, hasPanel)
+			}
 			if tc.dir != "ready" && strings.Contains(r, `class="primary">Apply`) {
 				t.Error("Apply is offered as the next step of a plan that cannot be applied")
 			}
