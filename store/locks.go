@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/atollhq/atoll"
 )
@@ -20,7 +21,7 @@ func scanLock(s scanner) (*atoll.Lock, int64, error) {
 	if err := s.Scan(&l.ID, &l.Repo, &l.Pull, &l.PullURL, &l.Project, &l.Dir, &l.Workspace, &l.User, &created, &pullID); err != nil {
 		return nil, 0, err
 	}
-	l.CreatedAt = fromTS(created)
+	l.CreatedAt, l.PullID = fromTS(created), pullID
 	return &l, pullID, nil
 }
 
@@ -139,4 +140,48 @@ func (db *DB) Locks(ctx context.Context) ([]*atoll.Lock, error) {
 // PullLocks lists the locks a pull request holds.
 func (db *DB) PullLocks(ctx context.Context, pullID int64) ([]*atoll.Lock, error) {
 	return locksWhere(ctx, db.reader(), `l.pull_id = ?`, pullID)
+}
+
+// LockFilter selects locks; zero fields match anything.
+type LockFilter struct {
+	Repo string // owner/name
+	Pull int
+	User string
+	// OlderThan keeps the locks taken before it.
+	OlderThan time.Time
+}
+
+// FilteredLocks lists the locks matching f, oldest first.
+func (db *DB) FilteredLocks(ctx context.Context, f LockFilter) ([]*atoll.Lock, error) {
+	where := []string{"1=1"}
+	var args []any
+	if f.Repo != "" {
+		owner, name, ok := splitFullName(f.Repo)
+		if !ok {
+			return nil, atoll.Errorf(atoll.EINVALID, "Repository must be owner/name.")
+		}
+		where = append(where, `r.owner = ? COLLATE NOCASE AND r.name = ? COLLATE NOCASE`)
+		args = append(args, owner, name)
+	}
+	if f.Pull != 0 {
+		where = append(where, `p.number = ?`)
+		args = append(args, f.Pull)
+	}
+	if f.User != "" {
+		where = append(where, `l.user = ?`)
+		args = append(args, f.User)
+	}
+	if !f.OlderThan.IsZero() {
+		where = append(where, `l.created_at < ?`)
+		args = append(args, ts(f.OlderThan))
+	}
+	return locksWhere(ctx, db.reader(), strings.Join(where, " AND "), args...)
+}
+
+// LocksByID returns the locks among ids that exist, oldest first.
+func (db *DB) LocksByID(ctx context.Context, ids []int64) ([]*atoll.Lock, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return locksWhere(ctx, db.reader(), `l.id IN (?`+strings.Repeat(`, ?`, len(ids)-1)+`)`, anys(ids)...)
 }
