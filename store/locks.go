@@ -185,3 +185,12 @@ func (db *DB) LocksByID(ctx context.Context, ids []int64) ([]*atoll.Lock, error)
 	}
 	return locksWhere(ctx, db.reader(), `l.id IN (?`+strings.Repeat(`, ?`, len(ids)-1)+`)`, anys(ids)...)
 }
+
+// LockCount is the number of locks held.
+func (db *DB) LockCount(ctx context.Context) (int, error) {
+	var n int
+	if err := db.reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM locks`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store lock count: %w", err)
+	}
+	return n, nil
+}

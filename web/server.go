@@ -104,6 +104,7 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("POST "+prefix+"/plan", s.authenticated(s.handleAPIPlan))
 		mux.HandleFunc("POST "+prefix+"/apply", s.authenticated(s.handleAPIApply))
 	}
+	s.historyRoutes(mux)
 	s.pageRoutes(mux)
 	return s.logRequests(s.forwardToActive(guardMutations(withFlash(mux))))
 }
