@@ -21,7 +21,7 @@ func TestPublicURLDefaultsToThePrintedAddress(t *testing.T) {
 		wantPublic      string // "" means the printed URL
 	}{
 		{addr: "127.0.0.1:0", wantHost: "127.0.0.1"},
-		{addr: ":0", wantHost: "127.0.0.1"},       // every interface: print the loopback
+		{addr: ":0", wantHost: "127.0.0.1"},        // every interface: print the loopback
 		{addr: "0.0.0.0:0", wantHost: "127.0.0.1"}, // the same, spelt out
 		{addr: "127.0.0.1:0", publicURL: "https://atoll.example.com/", wantHost: "127.0.0.1", wantPublic: "https://atoll.example.com"},
 	}
