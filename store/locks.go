@@ -149,9 +149,13 @@ type LockFilter struct {
 	User string
 	// OlderThan keeps the locks taken before it.
 	OlderThan time.Time
+	// After (a lock id) and Limit page the list; Limit 0 means all.
+	After int64
+	Limit int
 }
 
-// FilteredLocks lists the locks matching f, oldest first.
+// FilteredLocks lists the locks matching f, oldest first (by id: a lock's
+// id grows with the time it was taken).
 func (db *DB) FilteredLocks(ctx context.Context, f LockFilter) ([]*atoll.Lock, error) {
 	where := []string{"1=1"}
 	var args []any
@@ -175,7 +179,20 @@ func (db *DB) FilteredLocks(ctx context.Context, f LockFilter) ([]*atoll.Lock, e
 		where = append(where, `l.created_at < ?`)
 		args = append(args, ts(f.OlderThan))
 	}
-	return locksWhere(ctx, db.reader(), strings.Join(where, " AND "), args...)
+	if f.After != 0 {
+		where = append(where, `l.id > ?`)
+		args = append(args, f.After)
+	}
+	limit := ""
+	if f.Limit > 0 {
+		limit = ` LIMIT ?`
+		args = append(args, f.Limit)
+	}
+	rows, err := db.reader().QueryContext(ctx, `SELECT `+lockColumns+lockFrom+`WHERE `+strings.Join(where, " AND ")+` ORDER BY l.id`+limit, args...)
+	return collect(rows, err, "locks", func(s scanner) (*atoll.Lock, error) {
+		l, _, err := scanLock(s)
+		return l, err
+	})
 }
 
 // LocksByID returns the locks among ids that exist, oldest first.

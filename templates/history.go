@@ -28,6 +28,9 @@ type LocksPage struct {
 	Back string
 	// CanUnlock shows the checkboxes and buttons (operator and above).
 	CanUnlock bool
+	// NextURL is the page of the next locks ("" when none); FirstURL the
+	// first page, when this is not it.
+	NextURL, FirstURL string
 }
 
 // UnlockConfirmPage asks to confirm an unlock (the form posted without

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -348,5 +349,62 @@ func TestLocksPageFilters(t *testing.T) {
 		if rec := f.do(t, alice, http.MethodGet, "/locks"+q, "", ""); rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "Invalid") && !strings.Contains(rec.Body.String(), "must be") {
 			t.Errorf("%s: %d, want 400 with a message", q, rec.Code)
 		}
+	}
+}
+
+// The locks page shows 200 locks at a time, oldest first, each lock on one
+// page only.
+func TestLocksPagePages(t *testing.T) {
+	f := newHistoryFixture(t)
+	err := f.db.Update(context.Background(), func(tx *store.Tx) error {
+		p, err := f.db.PullByNumber(context.Background(), "acme/infra", 7)
+		if err != nil {
+			return err
+		}
+		for i := range 201 {
+			project, err := tx.UpsertProject(p.RepoID, atoll.Project{Dir: fmt.Sprint("stack", i), Workspace: "default"})
+			if err != nil {
+				return err
+			}
+			if _, err := tx.TakeLock(project, p.ID, "alice"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
+	box := regexp.MustCompile(`type="checkbox" name="id" value="(\d+)"`)
+	seen := map[string]bool{}
+	rows := 0
+	path := "/locks"
+	for pages := 1; ; pages++ {
+		body := f.do(t, alice, http.MethodGet, path, "", "").Body.String()
+		for _, m := range box.FindAllStringSubmatch(body, -1) {
+			if seen[m[1]] {
+				t.Errorf("lock %s on two pages", m[1])
+			}
+			seen[m[1]] = true
+			rows++
+		}
+		if pages > 1 && !strings.Contains(body, `rel="first"`) {
+			t.Errorf("page %d has no link to the first", pages)
+		}
+		m := next.FindStringSubmatch(body)
+		if m == nil {
+			if pages != 2 {
+				t.Errorf("%d pages, want 2", pages)
+			}
+			break
+		}
+		if pages == 1 && rows != 200 {
+			t.Errorf("first page: %d rows", rows)
+		}
+		path = strings.ReplaceAll(m[1], "&amp;", "&")
+	}
+	if rows != 205 {
+		t.Errorf("%d locks shown, want 205", rows)
 	}
 }

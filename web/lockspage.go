@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,8 +13,13 @@ import (
 	"github.com/atollhq/atoll/templates"
 )
 
-// handleLocksPage lists the locks, filtered by repo, pull, user and age
-// (older=12h, 3d, 90m, 2w), with checkboxes for operators.
+// locksPageSize bounds the locks on one page: 10,000 rows would be 6 MB of
+// HTML and take a browser seconds.
+const locksPageSize = 200
+
+// handleLocksPage lists the locks, oldest first, filtered by repo, pull,
+// user and age (older=12h, 3d, 90m, 2w), locksPageSize a page (after= a
+// lock id), with checkboxes for operators.
 func (s *Server) handleLocksPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
@@ -23,8 +29,38 @@ func (s *Server) handleLocksPage(w http.ResponseWriter, r *http.Request) {
 	page := templates.LocksPage{Meta: s.pageMeta(ctx), Filter: typed, Back: r.URL.RequestURI(),
 		CanUnlock: u != nil && u.Role.Allows(atoll.RoleOperator)}
 	f, err := lockFilter(typed, page.Meta.Now)
+	if err == nil && get("after") != "" {
+		if f.After, err = store.ParseID(get("after")); err != nil {
+			err = atoll.Errorf(atoll.EINVALID, "Invalid after cursor %q: a lock id.", get("after"))
+		}
+	}
 	if err == nil {
+		f.Limit = locksPageSize + 1
 		page.Locks, err = s.DB.FilteredLocks(ctx, f)
+	}
+	if err == nil {
+		pageURL := func(after int64) string {
+			v := url.Values{}
+			for k, val := range map[string]string{"repo": typed.Repo, "pull": typed.Pull, "user": typed.User, "older": typed.Older} {
+				if val != "" {
+					v.Set(k, val)
+				}
+			}
+			if after != 0 {
+				v.Set("after", strconv.FormatInt(after, 10))
+			}
+			if len(v) == 0 {
+				return "/locks"
+			}
+			return "/locks?" + v.Encode()
+		}
+		if len(page.Locks) > locksPageSize {
+			page.Locks = page.Locks[:locksPageSize]
+			page.NextURL = pageURL(page.Locks[locksPageSize-1].ID)
+		}
+		if f.After != 0 {
+			page.FirstURL = pageURL(0)
+		}
 	}
 	if err == nil {
 		page.Total, err = s.DB.LockCount(ctx)
