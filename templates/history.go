@@ -109,7 +109,15 @@ func Snippet(text string, terms []string) []Piece {
 	re := termsPattern(terms)
 	locs := [][]int(nil)
 	if re != nil {
-		locs = re.FindAllStringIndex(text, -1)
+		// Whole words only, as the index matched them: not "plan" in
+		// "tfplan".
+		for _, l := range re.FindAllStringIndex(text, -1) {
+			before, _ := utf8.DecodeLastRuneInString(text[:l[0]])
+			after, _ := utf8.DecodeRuneInString(text[l[1]:])
+			if !isWordRune(before) && !isWordRune(after) {
+				locs = append(locs, l)
+			}
+		}
 	}
 	start, end := 0, len(text)
 	if len(text) > snippetWidth {

@@ -29,6 +29,7 @@ func TestSnippet(t *testing.T) {
 		{"aws s3-bucket", []string{"aws_s3_bucket"}, "[aws s3-bucket]"},
 		{"\x1b[31mError\x1b[0m: red", []string{"error"}, "[Error]: red"},
 		{"no match at all", []string{"zzz"}, "no match at all"},
+		{"terraform plan -out x.tfplan; plan", []string{"plan"}, "terraform [plan] -out x.tfplan; [plan]"},
 		{"<b>x</b>", []string{"b"}, "<[b]>x</[b]>"}, // escaping is templ's, on render
 	}
 	for _, c := range cases {
