@@ -89,7 +89,7 @@ func (s *Server) handleUnlockLocks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res.Message = unlockMessage(res)
-	if failed := s.tellUnlocked(ctx, res.Unlocked, user.Name); len(failed) > 0 {
+	if failed := s.tellUnlocked(ctx, res.Unlocked, user.Name, "the dashboard"); len(failed) > 0 {
 		res.Message += fmt.Sprintf(" Could not comment on %s (see the server log).", strings.Join(failed, ", "))
 	}
 	res.Unlocked, res.Missing = nonNil(res.Unlocked), nonNil(res.Missing)
@@ -193,9 +193,10 @@ func lockIDs(ids []int64) string {
 }
 
 // tellUnlocked comments on each pull request whose locks were released,
-// saying who did it, from the dashboard, and which projects. It returns the
-// pull requests it could not tell (repo#number); the unlock stands anyway.
-func (s *Server) tellUnlocked(ctx context.Context, locks []*atoll.Lock, user string) (failed []string) {
+// saying who did it, from where (via: "the dashboard", "the API"), and which
+// projects. It returns the pull requests it could not tell (repo#number);
+// the unlock stands anyway.
+func (s *Server) tellUnlocked(ctx context.Context, locks []*atoll.Lock, user, via string) (failed []string) {
 	// The comment is part of the answer, not of the request: a browser that
 	// goes away must not cancel it.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -218,7 +219,7 @@ func (s *Server) tellUnlocked(ctx context.Context, locks []*atoll.Lock, user str
 		for i, l := range ls {
 			labels[i] = atoll.Project{Name: l.Project, Dir: l.Dir, Workspace: l.Workspace}.Label()
 		}
-		if err := s.commentOnPull(ctx, pullID, md.UnlockedBy(user, "the dashboard", labels, "")+"\n"+vcs.Marker("unlock")); err != nil {
+		if err := s.commentOnPull(ctx, pullID, md.UnlockedBy(user, via, labels, "")+"\n"+vcs.Marker("unlock")); err != nil {
 			s.Logger.Error("tell pull request of unlock", "repo", ls[0].Repo, "pull", ls[0].Pull, "err", err)
 			failed = append(failed, fmt.Sprintf("%s#%d", ls[0].Repo, ls[0].Pull))
 		}

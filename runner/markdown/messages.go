@@ -75,10 +75,10 @@ func (r Renderer) UnlockedBy(user, via string, labels []string, marker string) s
 }
 
 // plainName keeps a user name from being read as Markdown or HTML: only
-// letters, digits and . _ - + @ stay.
+// letters, digits and . _ - + @ : stay.
 func plainName(s string) string {
 	out := strings.Map(func(r rune) rune {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-+@", r) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-+@:", r) {
 			return r
 		}
 		return -1
