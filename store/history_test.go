@@ -16,9 +16,8 @@ import (
 // historyFixture is a database with jobs spread over two repositories,
 // pull requests, projects, users, kinds, states and days.
 type historyFixture struct {
-	db   *store.DB
-	all  []*atoll.Job // newest first
-	days []time.Time  // the day each job was created (by id)
+	db  *store.DB
+	all []*atoll.Job // newest first
 }
 
 func newHistoryFixture(t testing.TB, n int) *historyFixture {
