@@ -174,3 +174,59 @@ func BenchmarkSearchLogs(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSearchBackfill is the start of a database with 1,000,000 log
+// lines written before 0008_log_search.sql: the migration indexes them
+// before the server starts.
+//
+//	go test -run '^$' -bench BenchmarkSearchBackfill -benchtime 1x ./store
+func BenchmarkSearchBackfill(b *testing.B) {
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		path := filepath.Join(b.TempDir(), "atoll.db")
+		db := store.NewDB(path)
+		if err := db.Open(ctx); err != nil {
+			b.Fatal(err)
+		}
+		f := seed(b, db, 7)
+		update(b, db, func(tx *store.Tx) error {
+			for _, q := range []string{`DROP TRIGGER log_lines_search_insert`, `DROP TRIGGER log_lines_search_delete`,
+				`DROP TABLE log_search`, `DROP INDEX jobs_user`, `DROP INDEX jobs_project`, `DROP INDEX jobs_created`,
+				`DELETE FROM schema_migrations WHERE name = 'migrations/0008_log_search.sql'`} {
+				if err := tx.Exec(q); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		for j := range 1000 {
+			job := &atoll.Job{Kind: atoll.JobPlan, PullID: f.pullID, ProjectID: f.projectID, HeadSHA: "abc"}
+			update(b, db, func(tx *store.Tx) error {
+				if err := tx.InsertJob(job); err != nil {
+					return err
+				}
+				lines := make([]atoll.LogLine, 1000)
+				for i := range lines {
+					lines[i] = atoll.LogLine{JobID: job.ID, Seq: int64(i + 1), Stream: atoll.StreamStdout, Time: tx.Now(),
+						Text: fmt.Sprintf("  # aws_s3_bucket.res_%d will be updated in-place", j*1000+i)}
+				}
+				return tx.AppendLogs(lines)
+			})
+		}
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+		db = store.NewDB(path)
+		b.StartTimer()
+		if err := db.Open(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if n, err := db.QueryInt(ctx, `SELECT COUNT(*) FROM log_search WHERE log_search MATCH 'updated'`); err != nil || n != 1_000_000 {
+			b.Fatalf("%d lines indexed, %v", n, err)
+		}
+		db.Close()
+		b.StartTimer()
+	}
+}
