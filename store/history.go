@@ -175,13 +175,20 @@ func (db *DB) jobFilterSQL(ctx context.Context, f atoll.JobFilter) (string, []an
 		where = append(where, `j.kind = ?`)
 		args = append(args, f.Kind)
 	}
+	// A date range becomes an id range (ids grow with creation time): the
+	// first job created at or after each bound is found through
+	// jobs_created, and the walk stays in the primary key. The created_at
+	// tests stay too ("+": not through the index, which would sort), so
+	// nothing outside the range is ever shown; only a job created while the
+	// clock had stepped back across a bound could be missed.
+	const firstAt = `COALESCE((SELECT id FROM jobs WHERE created_at >= ? ORDER BY created_at LIMIT 1), 9223372036854775807)`
 	if !f.From.IsZero() {
-		where = append(where, `j.created_at >= ?`)
-		args = append(args, ts(f.From))
+		where = append(where, `j.id >= `+firstAt, `+j.created_at >= ?`)
+		args = append(args, ts(f.From), ts(f.From))
 	}
 	if !f.To.IsZero() {
-		where = append(where, `j.created_at < ?`)
-		args = append(args, ts(f.To))
+		where = append(where, `j.id < `+firstAt, `+j.created_at < ?`)
+		args = append(args, ts(f.To), ts(f.To))
 	}
 	if f.Before != 0 {
 		where = append(where, `j.id < ?`)

@@ -222,6 +222,8 @@ func TestJobHistoryQueryPlans(t *testing.T) {
 		{atoll.JobFilter{Repo: "acme/apps", Before: 5}, "SEARCH j USING INTEGER PRIMARY KEY (rowid<?)"},
 		{atoll.JobFilter{Repo: "acme/infra", Pull: 7, Before: 5}, "USING INDEX jobs_pull (pull_id=? AND id<?)"},
 		{atoll.JobFilter{State: "failed", Before: 5}, "USING INDEX jobs_state (state=? AND rowid<?)"},
+		{atoll.JobFilter{From: epoch, To: epoch.Add(time.Hour), Before: 5}, "SEARCH j USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"},
+		{atoll.JobFilter{From: epoch, User: "bob"}, "USING INDEX jobs_user (user=? AND id>?)"},
 	}
 	for _, c := range cases {
 		plan, err := h.db.ExplainJobHistory(ctx, c.f)
