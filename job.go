@@ -83,6 +83,15 @@ type JobFilter struct {
 	State string
 	Kind  string
 	Limit int
+	// Project matches a project's name or its dir.
+	Project string
+	// User is who triggered the job.
+	User string
+	// From and To bound the creation time: From <= created_at < To.
+	From, To time.Time
+	// Before and After are keyset cursors: only jobs with a smaller
+	// (Before) or larger (After) id; set at most one.
+	Before, After int64
 }
 
 // Request kinds: what a webhook or comment asks Atoll to do. A worker turns a

@@ -14,4 +14,5 @@ type Lock struct {
 	Workspace string    `json:"workspace"`
 	User      string    `json:"user"`
 	CreatedAt time.Time `json:"created_at"`
+	PullID    int64     `json:"-"`
 }

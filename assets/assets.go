@@ -11,7 +11,7 @@ import (
 	"sort"
 )
 
-// FS holds the static files at its root (atoll.css, atoll.js, and htmx
+// FS holds the static files at its root (atoll.css, atoll.js, locks.js, and htmx
 // 2.0.11 vendored from npm with its licence).
 //
 //go:embed *.css *.js *.LICENSE

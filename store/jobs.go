@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/atollhq/atoll"
 )
@@ -118,36 +117,22 @@ func (db *DB) Job(ctx context.Context, id int64) (*atoll.Job, error) {
 	return j, nil
 }
 
-// Jobs lists jobs matching f, newest first.
+// Jobs lists jobs matching f, newest first (oldest first is never asked:
+// f.After pages towards newer jobs but the result is still newest first).
 func (db *DB) Jobs(ctx context.Context, f atoll.JobFilter) ([]*atoll.Job, error) {
-	where := []string{"1=1"}
-	var args []any
-	if f.Repo != "" {
-		owner, name, ok := splitFullName(f.Repo)
-		if !ok {
-			return nil, atoll.Errorf(atoll.EINVALID, "Repository must be owner/name.")
-		}
-		where = append(where, `r.owner = ? COLLATE NOCASE AND r.name = ? COLLATE NOCASE`)
-		args = append(args, owner, name)
-	}
-	if f.Pull != 0 {
-		where = append(where, `p.number = ?`)
-		args = append(args, f.Pull)
-	}
-	if f.State != "" {
-		where = append(where, `j.state = ?`)
-		args = append(args, f.State)
-	}
-	if f.Kind != "" {
-		where = append(where, `j.kind = ?`)
-		args = append(args, f.Kind)
-	}
 	limit := f.Limit
 	if limit <= 0 || limit > 1000 {
 		limit = 200
 	}
-	args = append(args, limit)
-	return jobsWhere(ctx, db.reader(), strings.Join(where, " AND ")+` ORDER BY j.id DESC LIMIT ?`, args...)
+	jobs, err := db.jobsPage(ctx, f, limit)
+	if len(jobs) > limit {
+		if f.After != 0 {
+			jobs = jobs[len(jobs)-limit:]
+		} else {
+			jobs = jobs[:limit]
+		}
+	}
+	return jobs, err
 }
 
 // RequestJobs lists a request's jobs in creation order.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/atollhq/atoll"
 )
@@ -20,7 +21,7 @@ func scanLock(s scanner) (*atoll.Lock, int64, error) {
 	if err := s.Scan(&l.ID, &l.Repo, &l.Pull, &l.PullURL, &l.Project, &l.Dir, &l.Workspace, &l.User, &created, &pullID); err != nil {
 		return nil, 0, err
 	}
-	l.CreatedAt = fromTS(created)
+	l.CreatedAt, l.PullID = fromTS(created), pullID
 	return &l, pullID, nil
 }
 
@@ -140,4 +141,74 @@ func (db *DB) Locks(ctx context.Context) ([]*atoll.Lock, error) {
 // PullLocks lists the locks a pull request holds.
 func (db *DB) PullLocks(ctx context.Context, pullID int64) ([]*atoll.Lock, error) {
 	return locksWhere(ctx, db.reader(), `l.pull_id = ?`, pullID)
+}
+
+// LockFilter selects locks; zero fields match anything.
+type LockFilter struct {
+	Repo string // owner/name
+	Pull int
+	User string
+	// OlderThan keeps the locks taken before it.
+	OlderThan time.Time
+	// After (a lock id) and Limit page the list; Limit 0 means all.
+	After int64
+	Limit int
+}
+
+// FilteredLocks lists the locks matching f, oldest first (by id: a lock's
+// id grows with the time it was taken).
+func (db *DB) FilteredLocks(ctx context.Context, f LockFilter) ([]*atoll.Lock, error) {
+	where := []string{"1=1"}
+	var args []any
+	if f.Repo != "" {
+		owner, name, ok := splitFullName(f.Repo)
+		if !ok {
+			return nil, atoll.Errorf(atoll.EINVALID, "Repository must be owner/name.")
+		}
+		where = append(where, `r.owner = ? COLLATE NOCASE AND r.name = ? COLLATE NOCASE`)
+		args = append(args, owner, name)
+	}
+	if f.Pull != 0 {
+		where = append(where, `p.number = ?`)
+		args = append(args, f.Pull)
+	}
+	if f.User != "" {
+		where = append(where, `l.user = ?`)
+		args = append(args, f.User)
+	}
+	if !f.OlderThan.IsZero() {
+		where = append(where, `l.created_at < ?`)
+		args = append(args, ts(f.OlderThan))
+	}
+	if f.After != 0 {
+		where = append(where, `l.id > ?`)
+		args = append(args, f.After)
+	}
+	limit := ""
+	if f.Limit > 0 {
+		limit = ` LIMIT ?`
+		args = append(args, f.Limit)
+	}
+	rows, err := db.reader().QueryContext(ctx, `SELECT `+lockColumns+lockFrom+`WHERE `+strings.Join(where, " AND ")+` ORDER BY l.id`+limit, args...)
+	return collect(rows, err, "locks", func(s scanner) (*atoll.Lock, error) {
+		l, _, err := scanLock(s)
+		return l, err
+	})
+}
+
+// LocksByID returns the locks among ids that exist, oldest first.
+func (db *DB) LocksByID(ctx context.Context, ids []int64) ([]*atoll.Lock, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return locksWhere(ctx, db.reader(), `l.id IN (?`+strings.Repeat(`, ?`, len(ids)-1)+`)`, anys(ids)...)
+}
+
+// LockCount is the number of locks held.
+func (db *DB) LockCount(ctx context.Context) (int, error) {
+	var n int
+	if err := db.reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM locks`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store lock count: %w", err)
+	}
+	return n, nil
 }

@@ -150,34 +150,18 @@ func ago(now, t time.Time) string {
 func coarse(d time.Duration) string {
 	switch {
 	case d < time.Minute:
-		return strconv.Itoa(int(d/time.Second)) + "s"
+		return strconv.Itoa(int(d/time.Second)) + " s"
 	case d < time.Hour:
-		return strconv.Itoa(int(d/time.Minute)) + "m"
+		return strconv.Itoa(int(d/time.Minute)) + " min"
 	case d < 48*time.Hour:
-		return strconv.Itoa(int(d/time.Hour)) + "h"
+		return strconv.Itoa(int(d/time.Hour)) + " h"
 	default:
-		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+		return strconv.Itoa(int(d/(24*time.Hour))) + " days"
 	}
 }
 
 // duration formats how long a job ran (or has been running).
-func duration(now time.Time, j *atoll.Job) string {
-	if j.StartedAt == nil {
-		return ""
-	}
-	end := now
-	if j.FinishedAt != nil {
-		end = *j.FinishedAt
-	}
-	d := end.Sub(*j.StartedAt)
-	if d < 0 {
-		d = 0
-	}
-	if d < time.Minute {
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	}
-	return d.Truncate(time.Second).String()
-}
+func duration(now time.Time, j *atoll.Job) string { return span(now, j.StartedAt, j.FinishedAt) }
 
 func lockProject(l *atoll.Lock) string {
 	return atoll.Project{Name: l.Project, Dir: l.Dir, Workspace: l.Workspace}.Label()

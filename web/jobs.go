@@ -2,30 +2,54 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
 )
 
-// handleJobs lists jobs, newest first.
+// apiJobsLimit is GET /api/v1/jobs's page size unless limit= says.
+const apiJobsLimit = 200
+
+// handleJobs lists jobs, newest first, filtered as the runs page is (see
+// jobFilter). The body stays a plain array; the next pages are in a Link
+// header (rel="next": older, rel="prev": newer), with before= or after=
+// cursors (job ids).
 func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	f := atoll.JobFilter{Repo: q.Get("repo"), State: q.Get("state"), Kind: q.Get("kind")}
-	if p := q.Get("pull"); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n <= 0 {
-			s.error(w, r, atoll.Errorf(atoll.EINVALID, "Invalid pull number %q.", p))
-			return
-		}
-		f.Pull = n
-	}
-	jobs, err := s.DB.Jobs(r.Context(), f)
+	f, _, err := jobFilter(r.URL.Query())
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, nonNil(jobs))
+	if f.Limit == 0 {
+		f.Limit = apiJobsLimit
+	}
+	h, err := s.DB.JobHistory(r.Context(), f)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	var links []string
+	if h.Older && len(h.Jobs) > 0 {
+		links = append(links, `<`+cursorURL(r, "before", h.Jobs[len(h.Jobs)-1].ID)+`>; rel="next"`)
+	}
+	if h.Newer && len(h.Jobs) > 0 {
+		links = append(links, `<`+cursorURL(r, "after", h.Jobs[0].ID)+`>; rel="prev"`)
+	}
+	for _, l := range links {
+		w.Header().Add("Link", l)
+	}
+	writeJSON(w, http.StatusOK, nonNil(h.Jobs))
+}
+
+// cursorURL is the request's path and query with one cursor set.
+func cursorURL(r *http.Request, key string, id int64) string {
+	q := r.URL.Query()
+	q.Del("before")
+	q.Del("after")
+	q.Set(key, strconv.FormatInt(id, 10))
+	return (&url.URL{Path: r.URL.Path, RawQuery: q.Encode()}).String()
 }
 
 // handleJob shows one job with its plan summary.

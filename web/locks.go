@@ -17,7 +17,8 @@ func (s *Server) handleLocks(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, nonNil(locks))
 }
 
-// handleUnlock deletes one lock and discards the holder's plan for it.
+// handleUnlock deletes one lock and discards the holder's plan for it,
+// then tells the pull request who unlocked it.
 func (s *Server) handleUnlock(w http.ResponseWriter, r *http.Request) {
 	id, err := store.ParseID(r.PathValue("id"))
 	if err != nil {
@@ -33,6 +34,7 @@ func (s *Server) handleUnlock(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
+	s.tellUnlocked(r.Context(), locks, actor(r), "the API") // logged if it fails; the lock is released
 	writeJSON(w, http.StatusOK, locks[0])
 }
 

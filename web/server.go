@@ -108,6 +108,7 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("POST "+prefix+"/apply", s.authenticated(s.handleAPIApply))
 	}
 	s.approvalRoutes(mux)
+	s.historyRoutes(mux)
 	s.pageRoutes(mux)
 	s.pullRoutes(mux)
 	return s.logRequests(s.forwardToActive(guardMutations(withFlash(mux))))

@@ -74,7 +74,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", "", "listen address (host:port); overrides --port, e.g. 127.0.0.1:0")
 	fs.StringVar(&c.DataDir, "data-dir", "./atoll-data", "directory for the database and disposable work dirs")
 	fs.StringVar(&c.WorkDir, "work-dir", "", "directory for disposable git checkouts (default DATA_DIR/work); best on a different disk than the database")
-	fs.StringVar(&c.PublicURL, "public-url", "", "URL users reach Atoll at, for links in comments (default http://localhost:PORT)")
+	fs.StringVar(&c.PublicURL, "public-url", "", "URL users reach Atoll at, for links in comments and pages (default: the address Atoll prints at start, http://127.0.0.1:PORT when it listens on every interface)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.RepoAllowlist, "repo-allowlist", "", "comma-separated globs of host/owner/repo Atoll accepts webhooks for (required unless --demo)")
 	fs.BoolVar(&c.AllowForkPRs, "allow-fork-prs", false, "plan and apply pull requests whose head branch is in a fork")

@@ -120,6 +120,19 @@ func run(args []string, stdout io.Writer, getenv func(string) string) error {
 	}
 }
 
+// listenURL is the URL of the bound address addr that Atoll prints: its
+// own host, or 127.0.0.1 when it listens on every interface.
+func listenURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
 // Main is one running server, as the command and end-to-end tests start it.
 type Main struct {
 	Config Config
@@ -127,7 +140,8 @@ type Main struct {
 	DB     *store.DB
 	Runner *runner.Runner
 	Server *web.Server
-	// URL is where the server listens (http://127.0.0.1:PORT).
+	// URL is where the server listens, as printed (http://127.0.0.1:PORT
+	// when it listens on every interface), and the default --public-url.
 	URL string
 
 	// Node is this process's role when it shares a replica (--replica-url).
@@ -200,10 +214,12 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.Server = srv
 	_, port, _ := net.SplitHostPort(m.Server.Addr())
-	m.URL = "http://127.0.0.1:" + port
+	m.URL = listenURL(m.Server.Addr())
+	// Links in comments, statuses and pages point where the server says it
+	// runs, unless told otherwise.
 	publicURL := strings.TrimRight(c.PublicURL, "/")
 	if publicURL == "" {
-		publicURL = "http://localhost:" + port
+		publicURL = m.URL
 	}
 	m.Server.PublicURL = publicURL
 

@@ -3,6 +3,7 @@ package markdown
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -53,4 +54,37 @@ func (r Renderer) single(body, marker string) string {
 		n--
 	}
 	return s[:n] + cut
+}
+
+// UnlockedBy tells a pull request that user released its locks of the
+// projects labelled labels (see atoll.Project.Label) from via ("the
+// dashboard"), which discarded their plans.
+func (r Renderer) UnlockedBy(user, via string, labels []string, marker string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Unlocked by %s from %s.** ", plainName(user), via)
+	if len(labels) == 1 {
+		fmt.Fprintf(&b, "Released this pull request's lock of %s and discarded its plan.\n", code(labels[0]))
+	} else {
+		b.WriteString("Released this pull request's locks of these projects and discarded their plans:\n\n")
+		for _, l := range labels {
+			fmt.Fprintf(&b, "- %s\n", code(l))
+		}
+	}
+	fmt.Fprintf(&b, "\nComment %s to plan again.\n", code(r.exe()+" plan"))
+	return r.single(b.String(), marker)
+}
+
+// plainName keeps a user name from being read as Markdown or HTML: only
+// letters, digits and . _ - + @ : stay.
+func plainName(s string) string {
+	out := strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-+@:", r) {
+			return r
+		}
+		return -1
+	}, s)
+	if out == "" {
+		return "someone"
+	}
+	return out
 }

@@ -1,0 +1,16 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/atollhq/atoll"
+)
+
+// historyRoutes registers the locks page and its unlock action, the runs
+// history and the log search.
+func (s *Server) historyRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /locks", s.handleLocksPage)
+	mux.HandleFunc("POST /locks/unlock", s.require(atoll.RoleOperator, s.handleUnlockLocks))
+	mux.HandleFunc("GET /runs", s.handleRunsPage)
+	mux.HandleFunc("GET /api/v1/search", s.handleSearch)
+}
