@@ -151,7 +151,6 @@ func form(kv ...string) string {
 	return v.Encode()
 }
 
-
 // Nobody signed in gets 401, a viewer 403, and no lock is released nor
 // any pull request told, in either shape (form or JSON).
 func TestUnlockLocksNeedsOperator(t *testing.T) {
