@@ -69,6 +69,8 @@ bench: $(TERRAFORM)
 	$(GO) test -run '^$$' -bench HandleEvent -benchtime 5000x ./runner
 	$(GO) test -run '^$$' -bench Prune -benchtime 3x ./store
 	$(GO) test -run '^$$' -bench ReplicatedCommit -benchtime 200x ./replica
+	$(GO) test -run '^$$' -bench ParseComment -benchtime 5x ./templates
+	$(GO) test -run '^$$' -bench 'JobHistory|SearchLogs|HistoryPages' -benchtime 50x ./store ./web
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench Failover -benchtime 50x -timeout 60m ./cmd/atoll
 
 generate:
