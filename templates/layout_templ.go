@@ -170,7 +170,7 @@ func layout(m Meta, title string, refresh int) templ.Component {
 			}
 		}
 		if m.Demo {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "<span class=\"badge badge-demo\" title=\"Demo mode: the API needs no token\">demo</span> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "<span class=\"badge badge-demo\" title=\"Demo mode: a local demo repository, no VCS credentials\">demo</span> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
