@@ -128,7 +128,7 @@ func TestSessionAbsoluteExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Used every 6 hours, it never idles out, but ends after 7 days.
-	for now.Add(6*time.Hour).Before(time.Date(2026, 1, 8, 12, 0, 0, 0, time.UTC)) {
+	for now.Add(6 * time.Hour).Before(time.Date(2026, 1, 8, 12, 0, 0, 0, time.UTC)) {
 		now = now.Add(6 * time.Hour)
 		if _, err := db.SessionUser(ctx, store.HashSecret(session)); err != nil {
 			t.Fatalf("at %v: %v", now, err)

@@ -28,7 +28,7 @@ func (tx *Tx) CreateSession(userID int64, hash []byte) error {
 }
 
 // DeleteSession ends the session hashing to hash and returns its user's
-// name ('' if there was none).
+// name (” if there was none).
 func (tx *Tx) DeleteSession(hash []byte) (string, error) {
 	var name string
 	err := tx.queryRow(`SELECT u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ?`, hash).Scan(&name)

@@ -33,8 +33,8 @@ type Server struct {
 	APISecret string
 	Demo      bool
 	// OIDC, if set, adds sign-in through an OpenID Connect provider.
-	OIDC *OIDC
-	Metrics   *Metrics
+	OIDC    *OIDC
+	Metrics *Metrics
 	// Cluster reports this node's role (nil: a single node, always active).
 	// A standby forwards what it does not serve itself to the active.
 	Cluster atoll.NodeService
