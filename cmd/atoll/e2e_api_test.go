@@ -25,7 +25,7 @@ func postAPI(t *testing.T, url string, header map[string]string, body string) (i
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := authClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
