@@ -120,13 +120,9 @@ func startLiveServer(t *testing.T, configure func(*web.Server)) *liveServer {
 // token for tests that call them over the network.
 const liveSecret = "live-api-secret"
 
-// Users of each role for tests that sign in by injecting the user, as the
-// auth middleware keeps a user already in the request's context.
-var (
-	viewer   = &atoll.User{ID: 1001, Name: "vera", Role: atoll.RoleViewer, Source: "local"}
-	operator = &atoll.User{ID: 1002, Name: "alice", Role: atoll.RoleOperator, Source: "local"}
-	admin    = &atoll.User{ID: 1003, Name: "root", Role: atoll.RoleAdmin, Source: "local"}
-)
+// operator is the user tests sign in by injecting it, as the auth
+// middleware keeps a user already in the request's context.
+var operator = &atoll.User{ID: 1002, Name: "alice", Role: atoll.RoleOperator, Source: "local"}
 
 // asUser signs every request to h in as u (nil: nobody).
 func asUser(h http.Handler, u *atoll.User) http.Handler {
