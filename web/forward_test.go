@@ -142,3 +142,41 @@ func TestStandbyForwardsToActive(t *testing.T) {
 		t.Errorf("active /readyz = %d", code)
 	}
 }
+
+// A standby signs reads in from its own read-only copy (tokens and
+// sessions replicate) without trying to record their use, which only the
+// active node may write.
+func TestStandbySignsInFromItsCopy(t *testing.T) {
+	copyPath := filepath.Join(t.TempDir(), "atoll.db")
+	seed := store.NewDB(copyPath)
+	if err := seed.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	token, hash := store.NewSecret()
+	err := seed.Update(context.Background(), func(tx *store.Tx) error {
+		u, err := tx.CreateUser(store.NewUser{Name: "vera", Role: atoll.RoleViewer, Source: store.SourceLocal})
+		if err != nil {
+			return err
+		}
+		_, err = tx.CreateToken(u.ID, "ci", hash)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed.Close()
+	standbyDB := store.NewDB(copyPath)
+	if err := standbyDB.OpenReader("file:" + copyPath + "?mode=ro"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { standbyDB.Close() })
+	node := &fixedNode{st: atoll.NodeStatus{Node: "b", Role: atoll.RoleStandby, Epoch: 3, ActiveNode: "a", ActiveURL: "http://127.0.0.1:1"}}
+	standby := nodeServer(t, "b", node, standbyDB)
+	code, body, h := call(t, "GET", standby.URL+"/api/v1/me", "Authorization", "Bearer "+token)
+	if code != http.StatusOK || !strings.Contains(body, `"vera"`) || h.Get("X-Atoll-Standby") != "b" {
+		t.Fatalf("me on the standby = %d %s (served by %q)", code, body, h.Get("X-Atoll-Standby"))
+	}
+	if code, _, _ := call(t, "GET", standby.URL+"/api/v1/me", "Authorization", "Bearer wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("wrong token on the standby = %d", code)
+	}
+}
