@@ -1,4 +1,5 @@
-// Atoll control pages: unlock buttons, the comment box and auto-refresh.
+// Atoll control pages: unlock buttons, the comment box, confirmations,
+// sign-in on 401 and auto-refresh.
 // Plain JavaScript, no build step; the pages work read-only without it.
 "use strict";
 
@@ -12,16 +13,20 @@
 		el.hidden = !msg;
 	}
 
+	// signIn sends the browser to the login page, coming back here after.
+	function signIn() {
+		location.assign("/login?next=" + encodeURIComponent(location.pathname + location.search));
+	}
+
 	// api sends a JSON request and resolves to the decoded answer, or rejects
-	// with the server's {"error": "..."} message. On 401 it asks once for the
-	// API token and keeps it for this browser tab.
-	function api(method, url, body, retried) {
+	// with the server's {"error": "..."} message. The session cookie
+	// authenticates it; when the session has ended (401) the browser goes to
+	// the login page.
+	function api(method, url, body) {
 		// Every call that changes state must say JSON, even without a body:
 		// the server refuses anything an HTML form could send.
 		var headers = { "Accept": "application/json" };
 		if (method !== "GET") headers["Content-Type"] = "application/json";
-		var token = sessionStorage.getItem("atoll-api-token");
-		if (token) headers["X-Atlantis-Token"] = token;
 		return fetch(url, {
 			method: method,
 			headers: headers,
@@ -33,12 +38,8 @@
 				try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
 				if (res.ok) return data;
 				var msg = (data && data.error) || (res.status + " " + res.statusText);
-				if (res.status === 401 && !retried && !/disabled/i.test(msg)) {
-					var t = window.prompt(msg + "\nAPI token:");
-					if (t) {
-						sessionStorage.setItem("atoll-api-token", t);
-						return api(method, url, body, true);
-					}
+				if (res.status === 401) {
+					signIn();
 				}
 				throw new Error(msg);
 			});
@@ -46,6 +47,18 @@
 			throw new Error("Network error: is Atoll running?");
 		});
 	}
+
+	// htmx: a request refused for want of a session goes to the login page
+	// (the server also sends HX-Redirect; this covers swaps that ignore it).
+	document.addEventListener("htmx:responseError", function (ev) {
+		if (ev.detail && ev.detail.xhr && ev.detail.xhr.status === 401) signIn();
+	});
+
+	// Buttons in forms with data-confirm ask first (admin page).
+	document.addEventListener("click", function (ev) {
+		var btn = ev.target.closest("button[data-confirm]");
+		if (btn && !window.confirm(btn.getAttribute("data-confirm"))) ev.preventDefault();
+	});
 
 	// Unlock buttons: <button data-unlock="ID" data-label="...">.
 	document.addEventListener("click", function (ev) {

@@ -144,6 +144,10 @@ func (db *DB) CloseReader() error {
 // Readable reports whether reads are served (after Open or OpenReader).
 func (db *DB) Readable() bool { return db.read.Load() != nil }
 
+// Writable reports whether Update can commit here: false on a standby's
+// copy (before promotion) and once Close has begun.
+func (db *DB) Writable() bool { return db.writable.Load() }
+
 // reader is the read pool; without one, reads fail as on a closed sql.DB.
 func (db *DB) reader() *sql.DB {
 	if r := db.read.Load(); r != nil {

@@ -258,3 +258,23 @@ func flashRole(ok bool) string {
 	}
 	return "alert"
 }
+
+// LoginPage is the sign-in form.
+type LoginPage struct {
+	Meta  Meta
+	Next  string // local path to go back to after signing in
+	Name  string // typed before a failed attempt
+	Error string
+	OIDC  bool // show the identity provider's button
+}
+
+// AdminPage manages users and API tokens. NewToken is a token just
+// created, shown once.
+type AdminPage struct {
+	Meta                                 Meta
+	Users                                []*store.Account
+	Tokens                               []*store.Token
+	NewToken, NewTokenName, NewTokenUser string
+}
+
+func queryEscape(s string) string { return url.QueryEscape(s) }

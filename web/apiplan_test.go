@@ -83,13 +83,19 @@ func TestAPIApplyNothingToApplyPastReadTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out struct {
-		Jobs    []atoll.Job
-		Failed  bool
-		Message string
-		Error   string
+		Requests []atoll.Request
+		Jobs     []atoll.Job
+		Failed   bool
+		Message  string
+		Error    string
 	}
 	decodeBody(t, res, &out)
 	if res.StatusCode != 200 || out.Failed || len(out.Jobs) != 0 || !strings.HasPrefix(out.Message, "Nothing to apply") {
 		t.Fatalf("status %d %+v; want 200 with no jobs and a Nothing to apply message", res.StatusCode, out)
+	}
+	// The request is the token owner's: the API secret signs in as
+	// "api-secret".
+	if len(out.Requests) != 1 || out.Requests[0].User != "api-secret" {
+		t.Errorf("requests = %+v; want one by api-secret", out.Requests)
 	}
 }

@@ -13,7 +13,8 @@ import (
 
 type commentRequest struct {
 	Body string `json:"body"`
-	User string `json:"user"`
+	// User is refused: the comment's author is the signed-in user.
+	User *string `json:"user"`
 }
 
 // handleComment runs a comment as if posted on the pull request. On a local
@@ -31,14 +32,11 @@ func (s *Server) handleComment(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, atoll.Errorf(atoll.EINVALID, "Comment body must be 1 to 65536 characters."))
 		return
 	}
-	user := strings.TrimSpace(in.User)
-	if user == "" {
-		user = "demo"
-	}
-	if len(user) > 64 || strings.ContainsAny(user, "\r\n\t<>") {
-		s.error(w, r, atoll.Errorf(atoll.EINVALID, "Invalid user name."))
+	if in.User != nil {
+		s.error(w, r, atoll.Errorf(atoll.EINVALID, "The user field is not accepted: the comment is recorded as the signed-in user (%s). Leave it out.", actor(r)))
 		return
 	}
+	user := actor(r)
 	number, err := strconv.Atoi(r.PathValue("number"))
 	if err != nil || number <= 0 {
 		s.error(w, r, atoll.Errorf(atoll.EINVALID, "Invalid pull request number."))

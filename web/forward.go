@@ -15,9 +15,11 @@ import (
 const forwardedHeader = "X-Atoll-Forwarded-By"
 
 // readsLocally reports a request a standby may answer from its own copy:
-// reading, and not the live log stream, which only the active node has.
+// reading, and not the live log stream, which only the active node has,
+// nor the OIDC callback, which writes (the user and the session).
 func readsLocally(r *http.Request) bool {
-	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && !strings.HasSuffix(r.URL.Path, "/ws")
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && !strings.HasSuffix(r.URL.Path, "/ws") &&
+		r.URL.Path != "/auth/oidc/callback"
 }
 
 // servedByEveryNode are the routes a standby answers itself.
@@ -69,6 +71,14 @@ func (s *Server) forwardToActive(next http.Handler) http.Handler {
 				pr.Out.Host = pr.In.Host
 				pr.SetXForwarded()
 				pr.Out.Header.Set(forwardedHeader, st.Node)
+			},
+			// This node set the security headers already; the active's
+			// copies would repeat them.
+			ModifyResponse: func(resp *http.Response) error {
+				for k := range securityHeaderValues {
+					resp.Header.Del(k)
+				}
+				return nil
 			},
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 				s.Logger.Warn("forward to the active node failed", "active", st.ActiveNode, "err", err)

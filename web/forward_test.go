@@ -35,7 +35,7 @@ func (n *fixedNode) Replication(context.Context) *atoll.ReplicationStatus {
 
 func nodeServer(t *testing.T, name string, node atoll.NodeService, db *store.DB) *httptest.Server {
 	t.Helper()
-	s := &web.Server{DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Node: name, Cluster: node}
+	s := &web.Server{DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Node: name, Cluster: node, APISecret: nodeSecret}
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	return srv
@@ -51,9 +51,15 @@ func openedDB(t *testing.T) *store.DB {
 	return db
 }
 
+// nodeSecret is the API secret of nodeServer's nodes; call sends it.
+const nodeSecret = "node-secret"
+
+// call sends a request with the API secret (unless header sets
+// Authorization) and returns status, body and headers.
 func call(t *testing.T, method, url string, header ...string) (int, string, http.Header) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, nil)
+	req.Header.Set("Authorization", "Bearer "+nodeSecret)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -91,9 +97,13 @@ func TestStandbyForwardsToActive(t *testing.T) {
 	if code, body, h := call(t, "GET", standby.URL+"/api/v1/jobs/999"); code != http.StatusNotFound || !strings.Contains(body, "not found") || h.Get("X-Atoll-Standby") != "" {
 		t.Errorf("forwarded job lookup = %d %s, want the active's 404", code, body)
 	}
-	// A mutation is always the active's: it answers (its API is disabled).
-	if code, body, _ := call(t, "DELETE", standby.URL+"/api/v1/locks/1", "Content-Type", "application/json"); code != http.StatusUnauthorized || !strings.Contains(body, "disabled") {
-		t.Errorf("forwarded unlock = %d %s, want the active's 401", code, body)
+	// A mutation is always the active's, which checks the credentials
+	// forwarded with it: a wrong token is refused there, a right one passes.
+	if code, body, _ := call(t, "DELETE", standby.URL+"/api/v1/locks/1", "Content-Type", "application/json", "Authorization", "Bearer wrong"); code != http.StatusUnauthorized || !strings.Contains(body, "Invalid or revoked API token") {
+		t.Errorf("forwarded unlock with a wrong token = %d %s, want the active's 401", code, body)
+	}
+	if code, body, _ := call(t, "DELETE", standby.URL+"/api/v1/locks/1", "Content-Type", "application/json"); code != http.StatusNotFound {
+		t.Errorf("forwarded unlock = %d %s, want the active's 404 (no such lock)", code, body)
 	}
 	if code, _, _ := call(t, "DELETE", standby.URL+"/api/v1/locks/1", "Content-Type", "application/json", "X-Atoll-Forwarded-By", "c"); code != http.StatusServiceUnavailable {
 		t.Errorf("a forwarded request reaching a standby = %d, want 503 (no second hop)", code)
@@ -130,5 +140,43 @@ func TestStandbyForwardsToActive(t *testing.T) {
 	}
 	if code, _, _ := call(t, "GET", active.URL+"/readyz"); code != http.StatusOK {
 		t.Errorf("active /readyz = %d", code)
+	}
+}
+
+// A standby signs reads in from its own read-only copy (tokens and
+// sessions replicate) without trying to record their use, which only the
+// active node may write.
+func TestStandbySignsInFromItsCopy(t *testing.T) {
+	copyPath := filepath.Join(t.TempDir(), "atoll.db")
+	seed := store.NewDB(copyPath)
+	if err := seed.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	token, hash := store.NewSecret()
+	err := seed.Update(context.Background(), func(tx *store.Tx) error {
+		u, err := tx.CreateUser(store.NewUser{Name: "vera", Role: atoll.RoleViewer, Source: store.SourceLocal})
+		if err != nil {
+			return err
+		}
+		_, err = tx.CreateToken(u.ID, "ci", hash)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed.Close()
+	standbyDB := store.NewDB(copyPath)
+	if err := standbyDB.OpenReader("file:" + copyPath + "?mode=ro"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { standbyDB.Close() })
+	node := &fixedNode{st: atoll.NodeStatus{Node: "b", Role: atoll.RoleStandby, Epoch: 3, ActiveNode: "a", ActiveURL: "http://127.0.0.1:1"}}
+	standby := nodeServer(t, "b", node, standbyDB)
+	code, body, h := call(t, "GET", standby.URL+"/api/v1/me", "Authorization", "Bearer "+token)
+	if code != http.StatusOK || !strings.Contains(body, `"vera"`) || h.Get("X-Atoll-Standby") != "b" {
+		t.Fatalf("me on the standby = %d %s (served by %q)", code, body, h.Get("X-Atoll-Standby"))
+	}
+	if code, _, _ := call(t, "GET", standby.URL+"/api/v1/me", "Authorization", "Bearer wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("wrong token on the standby = %d", code)
 	}
 }

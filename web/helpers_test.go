@@ -94,7 +94,7 @@ func startLiveServer(t *testing.T, configure func(*web.Server)) *liveServer {
 		t.Fatal(err)
 	}
 	logs := &logBuffer{}
-	s := &web.Server{DB: db, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
+	s := &web.Server{DB: db, Logger: slog.New(slog.NewJSONHandler(logs, nil)), APISecret: liveSecret,
 		Providers: map[string]vcs.Provider{atoll.VCSGitHub: gh},
 		Runner:    &runner.Runner{DB: db, Hub: runner.NewHub(), Allowlist: runner.ParseAllowlist("github.com/acme/*")}}
 	if configure != nil {
@@ -114,4 +114,22 @@ func startLiveServer(t *testing.T, configure func(*web.Server)) *liveServer {
 		}
 	})
 	return &liveServer{Server: s, URL: "http://" + s.Addr(), logs: logs}
+}
+
+// liveSecret is the --api-secret of startLiveServer's servers: an admin
+// token for tests that call them over the network.
+const liveSecret = "live-api-secret"
+
+// operator is the user tests sign in by injecting it, as the auth
+// middleware keeps a user already in the request's context.
+var operator = &atoll.User{ID: 1002, Name: "alice", Role: atoll.RoleOperator, Source: "local"}
+
+// asUser signs every request to h in as u (nil: nobody).
+func asUser(h http.Handler, u *atoll.User) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u != nil {
+			r = r.WithContext(atoll.NewContextWithUser(r.Context(), u))
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +55,8 @@ func TestJobWebsocketOutlivesServerTimeouts(t *testing.T) {
 	job := runningJob(t, s.DB)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, fmt.Sprintf("ws://%s/jobs/%d/ws", s.Addr(), job), nil)
+	conn, _, err := websocket.Dial(ctx, fmt.Sprintf("ws://%s/jobs/%d/ws", s.Addr(), job),
+		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + liveSecret}}})
 	if err != nil {
 		t.Fatal(err)
 	}

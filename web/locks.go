@@ -38,13 +38,14 @@ func (s *Server) handleUnlock(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, locks[0])
 }
 
-// actor names who made an API call, for the audit log. Real identities come
-// with UI authentication.
+// actor names who made a call, for the audit log and as the user of the
+// jobs it queues: always the signed-in user (the session's, or the API
+// token's owner), never a name from the request.
 func actor(r *http.Request) string {
-	if u := r.Header.Get("X-Atoll-User"); u != "" && len(u) < 100 {
-		return "api:" + u
+	if u := atoll.UserFromContext(r.Context()); u != nil {
+		return u.Name
 	}
-	return "api"
+	return "anonymous" // unreachable behind s.require
 }
 
 // nonNil makes empty lists encode as [] rather than null.

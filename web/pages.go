@@ -174,15 +174,10 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 	w.Write(buf.Bytes())
 }
 
-// pageHeaders marks a response as an uncached HTML page that may load
-// nothing but Atoll's own files.
+// pageHeaders marks a response as an uncached HTML page (securityHeaders
+// adds the CSP and the rest to every response).
 func pageHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "same-origin")
-	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
-		"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 }

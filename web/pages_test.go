@@ -18,6 +18,7 @@ import (
 )
 
 type pageFixture struct {
+	s                          *web.Server
 	srv                        *httptest.Server
 	db                         *store.DB
 	repoID, pullID, projectID  int64
@@ -110,7 +111,8 @@ func newPageFixture(t *testing.T) *pageFixture {
 	}
 	f.lockID = locks[0].ID
 	s := &web.Server{DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Demo: true, Version: "v9.9.9", Node: "node-a"}
-	f.srv = httptest.NewServer(s.Handler())
+	f.s = s
+	f.srv = httptest.NewServer(asUser(s.Handler(), operator))
 	t.Cleanup(f.srv.Close)
 	return f
 }

@@ -5,13 +5,11 @@ package web
 import (
 	"bufio"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/atollhq/atoll"
@@ -29,14 +27,17 @@ type Server struct {
 	Version   string
 	Node      string
 	PublicURL string
-	// APISecret authenticates mutating API calls (X-Atlantis-Token or
-	// Authorization: Bearer). Empty disables them, except in Demo.
+	// APISecret, if set, is an admin API token named "api-secret"
+	// (X-Atlantis-Token or Authorization: Bearer), kept for Atlantis's API
+	// clients; API tokens made on the admin page are the better way.
 	APISecret string
 	Demo      bool
 	// ApprovalTTL is how long a plan approval lasts (--approval-ttl; zero
 	// means atoll.DefaultApprovalTTL).
 	ApprovalTTL time.Duration
-	Metrics     *Metrics
+	// OIDC, if set, adds sign-in through an OpenID Connect provider.
+	OIDC    *OIDC
+	Metrics *Metrics
 	// Cluster reports this node's role (nil: a single node, always active).
 	// A standby forwards what it does not serve itself to the active.
 	Cluster atoll.NodeService
@@ -93,10 +94,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /readyz", s.handleReadyz)
 	mux.HandleFunc("GET /api/v1/status", s.handleStatus)
 	mux.HandleFunc("GET /api/v1/locks", s.handleLocks)
-	mux.HandleFunc("DELETE /api/v1/locks/{id}", s.authenticated(s.handleUnlock))
+	mux.HandleFunc("DELETE /api/v1/locks/{id}", s.require(atoll.RoleOperator, s.handleUnlock))
 	mux.HandleFunc("GET /api/v1/pulls", s.handlePulls)
 	mux.HandleFunc("GET /api/v1/repos/{owner}/{name}/pulls/{number}", s.handlePull)
-	mux.HandleFunc("POST /api/v1/repos/{owner}/{name}/pulls/{number}/comments", s.authenticated(s.handleComment))
+	mux.HandleFunc("POST /api/v1/repos/{owner}/{name}/pulls/{number}/comments", s.require(atoll.RoleOperator, s.handleComment))
 	mux.HandleFunc("GET /api/v1/jobs", s.handleJobs)
 	mux.HandleFunc("GET /api/v1/jobs/{id}", s.handleJob)
 	mux.HandleFunc("GET /api/v1/jobs/{id}/log", s.handleJobLog)
@@ -104,14 +105,15 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	// Atlantis's API, under its own paths too for drop-in clients.
 	for _, prefix := range []string{"/api/v1", "/api"} {
-		mux.HandleFunc("POST "+prefix+"/plan", s.authenticated(s.handleAPIPlan))
-		mux.HandleFunc("POST "+prefix+"/apply", s.authenticated(s.handleAPIApply))
+		mux.HandleFunc("POST "+prefix+"/plan", s.require(atoll.RoleOperator, s.handleAPIPlan))
+		mux.HandleFunc("POST "+prefix+"/apply", s.require(atoll.RoleOperator, s.handleAPIApply))
 	}
 	s.approvalRoutes(mux)
 	s.historyRoutes(mux)
 	s.pageRoutes(mux)
 	s.pullRoutes(mux)
-	return s.logRequests(s.forwardToActive(guardMutations(withFlash(mux))))
+	s.authRoutes(mux)
+	return s.logRequests(securityHeaders(s.forwardToActive(guardMutations(withFlash(s.identify(s.gate(mux)))))))
 }
 
 // Listen binds addr (":0" picks a free port).
@@ -195,27 +197,6 @@ func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // Unwrap gives http.ResponseController the underlying writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// authenticated requires the API secret on mutating calls.
-func (s *Server) authenticated(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if !s.Demo {
-			if s.APISecret == "" {
-				s.error(w, r, atoll.Errorf(atoll.EUNAUTHORIZED, "This API is disabled: start Atoll with --api-secret to use it."))
-				return
-			}
-			token := r.Header.Get("X-Atlantis-Token")
-			if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-				token = b
-			}
-			if subtle.ConstantTimeCompare([]byte(token), []byte(s.APISecret)) != 1 {
-				s.error(w, r, atoll.Errorf(atoll.EUNAUTHORIZED, "Missing or wrong API token."))
-				return
-			}
-		}
-		h(w, r)
-	}
-}
 
 var statusOf = map[string]int{
 	atoll.ECONFLICT:       http.StatusConflict,

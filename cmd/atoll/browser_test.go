@@ -211,6 +211,19 @@ func (b *browser) clickUntil(what string, sel chromedp.CSS, js string) {
 }
 
 // pageText is the current URL and visible text, for failure messages.
+// signIn opens url signed out, which must lead to the login form, and
+// signs in there as the admin account.
+func (b *browser) signIn(url string) {
+	b.t.Helper()
+	b.do("open "+url+" signed out", chromedp.Navigate(url))
+	b.waitFor("the login page", `location.pathname === '/login' && document.querySelector('form[action="/login"] input[name=password]')`)
+	b.do("sign in",
+		chromedp.SendKeys(chromedp.CSS(`input[name=name]`), "admin", chromedp.NodeVisible),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), testAdminPassword, chromedp.NodeVisible),
+		chromedp.Click(chromedp.CSS(`form[action="/login"] button[type=submit]`), chromedp.NodeVisible))
+	b.waitFor("signed in", `location.pathname !== '/login' && document.querySelector('form.signout')`)
+}
+
 func (b *browser) pageText() string {
 	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
 	defer cancel()
@@ -249,8 +262,8 @@ func TestBrowserDemoTour(t *testing.T) {
 	}
 	demoWaitIdle(t, m) // its comment is posted
 
-	// The index.
-	b.do("open the index", chromedp.Navigate(m.URL))
+	// The index: first the login page, then back to it signed in.
+	b.signIn(m.URL)
 	b.waitFor("index with the demo", `document.title.includes('Atoll') && document.body.innerText.includes('demo/infra')`)
 	jobPath := fmt.Sprintf("/jobs/%d", autoplan.ID)
 	b.waitFor("the autoplan job succeeded on the index", `[...document.querySelectorAll('tr')].some(r =>

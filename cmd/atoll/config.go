@@ -52,6 +52,8 @@ type Config struct {
 
 	Retention store.Retention // --retain-* (retention.go)
 
+	authConfig // --admin-password, --oidc-* (auth.go)
+
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
 	AdvertiseURL string
@@ -67,7 +69,7 @@ type Config struct {
 
 // secretFlags are read from files too (--FLAG-file, ATOLL_FLAG_FILE), so
 // that secrets stay out of argv, where any local user can read them.
-var secretFlags = []string{"gh-token", "gh-webhook-secret", "api-secret", "replica-secret-access-key"}
+var secretFlags = []string{"gh-token", "gh-webhook-secret", "api-secret", "replica-secret-access-key", "admin-password", "oidc-client-secret"}
 
 func (c *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Port, "port", 4141, "HTTP port")
@@ -92,11 +94,12 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.CheckoutStrategy, "checkout-strategy", "branch", "branch or merge")
 	fs.IntVar(&c.Parallelism, "parallelism", 4, "requests worked on at once (and jobs per request when parallel_plan is on)")
 	fs.DurationVar(&c.StopTimeout, "stop-timeout", 5*time.Minute, "how long a stopping server lets running jobs finish")
-	fs.StringVar(&c.APISecret, "api-secret", "", "token for mutating API calls (X-Atlantis-Token or Authorization: Bearer)")
+	fs.StringVar(&c.APISecret, "api-secret", "", "an admin API token named \"api-secret\" (X-Atlantis-Token or Authorization: Bearer), for Atlantis's API clients")
 	fs.StringVar(&c.NodeID, "node-id", "", "this node's name (default FLY_MACHINE_ID or the hostname)")
 	fs.StringVar(&c.PlanApproval, "plan-approval", "", "plans that must be approved in Atoll (dashboard or API) before apply: comma-separated *, owner/repo or owner/repo/PROJECT (name or dir), globs allowed (default with --demo: "+demo.PlanApproval+")")
 	fs.DurationVar(&c.ApprovalTTL, "approval-ttl", atoll.DefaultApprovalTTL, "how long a plan approval lasts")
 	fs.BoolVar(&c.Demo, "demo", false, "run the self-contained demo (local repository, no credentials, 127.0.0.1 unless --addr)")
+	authFlags(fs, &c.authConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {
 		c.secretFiles[name] = fs.String(name+"-file", "", "file holding --"+name+" (trailing newline trimmed)")
@@ -190,6 +193,9 @@ func (c *Config) validate(getenv func(string) string) error {
 	if c.ApprovalTTL <= 0 {
 		return fmt.Errorf("--approval-ttl must be positive")
 	}
+	if err := c.authConfig.validate(); err != nil {
+		return err
+	}
 	if !c.Demo && c.RepoAllowlist == "" {
 		return fmt.Errorf("--repo-allowlist is required (e.g. github.com/myorg/*)")
 	}
@@ -211,8 +217,8 @@ func (c *Config) validate(getenv func(string) string) error {
 	return nil
 }
 
-// checkDemo refuses VCS credentials with --demo: the demo's API is open to
-// anyone who reaches it, so it must not be able to act on real repositories.
+// checkDemo refuses VCS credentials with --demo: the demo is for trying
+// Atoll out, with a printed password, and must not act on real repositories.
 func (c *Config) checkDemo() error {
 	if c.Demo && (c.GHToken != "" || c.GHAppID != 0 || c.GHAppKeyFile != "" || c.GHWebhookSecret != "") {
 		return fmt.Errorf("--demo takes no VCS credentials (--gh-token, --gh-app-id, --gh-app-key-file, --gh-webhook-secret)")
@@ -224,7 +230,7 @@ func (c *Config) checkDemo() error {
 const demoAllowlist = "local/demo/*"
 
 // listenAddr is --addr, else --port on every interface, or on 127.0.0.1
-// only for the demo: its API is open.
+// only for the demo: it is for trying Atoll out on this machine.
 func (c *Config) listenAddr() string {
 	if c.Addr != "" {
 		return c.Addr

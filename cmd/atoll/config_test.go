@@ -94,3 +94,46 @@ func TestDemoIsLocalOnly(t *testing.T) {
 		t.Fatalf("the demo listens on %s; want 127.0.0.1", m.Server.Addr())
 	}
 }
+
+// The sign-in flags: the admin password from the environment or a file,
+// the OIDC flags together, the role lists split.
+func TestAuthFlags(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	os.WriteFile(pw, []byte("from-a-file-123\n"), 0o600)
+	secret := filepath.Join(dir, "oidc")
+	os.WriteFile(secret, []byte("client-secret\n"), 0o600)
+	base := []string{"--repo-allowlist", "github.com/acme/*"}
+	cases := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		want  string // error, or "" for none
+		check func(c *main.Config) bool
+	}{
+		{"env", nil, map[string]string{"ATOLL_ADMIN_PASSWORD": "from-the-env"}, "", func(c *main.Config) bool { return c.AdminPassword == "from-the-env" }},
+		{"file", []string{"--admin-password-file", pw}, nil, "", func(c *main.Config) bool { return c.AdminPassword == "from-a-file-123" }},
+		{"too short", []string{"--admin-password", "short"}, nil, "8 to 72 bytes", nil},
+		{"oidc", []string{"--oidc-issuer", "https://id.example", "--oidc-client-id", "atoll", "--oidc-client-secret-file", secret,
+			"--oidc-admin-users", "a@example.com, sub-1", "--oidc-operator-users", "b@example.com"}, nil, "",
+			func(c *main.Config) bool {
+				return c.OIDCClientSecret == "client-secret" && c.OIDCAdminUsers == "a@example.com, sub-1"
+			}},
+		{"oidc without issuer", []string{"--oidc-client-id", "atoll"}, nil, "need --oidc-issuer", nil},
+		{"oidc without client id", []string{"--oidc-issuer", "https://id.example"}, nil, "needs --oidc-client-id", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var cfg main.Config
+			err := cfg.Parse(append(append([]string{}, base...), c.args...), envOf(c.env))
+			switch {
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("Parse = %v; want an error containing %q", err, c.want)
+			case c.want == "" && err != nil:
+				t.Fatal(err)
+			case c.check != nil && !c.check(&cfg):
+				t.Fatalf("config = %+v", cfg)
+			}
+		})
+	}
+}

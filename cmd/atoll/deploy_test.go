@@ -553,6 +553,7 @@ func getFromServer(t *testing.T, paths []string) map[string]int {
 	m.Config.Addr = "127.0.0.1:0"
 	m.Config.DataDir = t.TempDir()
 	m.Config.LogLevel = "error"
+	m.Config.APISecret = testAPISecret
 	// Health routes do not run Terraform; a missing binary is only warned about.
 	m.Config.TerraformBin = filepath.Join(t.TempDir(), "terraform")
 	if err := m.Run(context.Background()); err != nil {
@@ -560,7 +561,7 @@ func getFromServer(t *testing.T, paths []string) map[string]int {
 	}
 	t.Cleanup(func() { m.Close() })
 	get := func(p string) int {
-		resp, err := http.Get(m.URL + p)
+		resp, err := authClient.Get(m.URL + p)
 		if err != nil {
 			t.Fatal(err)
 		}

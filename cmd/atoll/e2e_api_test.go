@@ -25,7 +25,7 @@ func postAPI(t *testing.T, url string, header map[string]string, body string) (i
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(req) // with header's credentials only
 	if err != nil {
 		t.Fatal(err)
 	}

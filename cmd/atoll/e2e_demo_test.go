@@ -37,7 +37,7 @@ func startDemo(t testing.TB, dataDir string) *main.Main {
 // request's comment endpoint and returns the status and decoded answer.
 func demoPostComment(t testing.TB, m *main.Main, raw string) (int, map[string]any) {
 	t.Helper()
-	resp, err := http.Post(m.URL+demoPullPath+"/comments", "application/json", strings.NewReader(raw))
+	resp, err := authClient.Post(m.URL+demoPullPath+"/comments", "application/json", strings.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func demoLocks(t testing.TB, m *main.Main) []atoll.Lock {
 
 func demoGetText(t testing.TB, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := authClient.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func TestDemoRefusesCrossSiteRequests(t *testing.T) {
 		for k, v := range a.header {
 			req.Header.Set(k, v)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := authClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -95,7 +95,7 @@ func TestFullDiskDuringPlanAndApply(t *testing.T) {
 		return jobs[0]
 	}
 	ready := func() int {
-		resp, err := http.Get(m.URL + "/readyz")
+		resp, err := authClient.Get(m.URL + "/readyz")
 		if err != nil {
 			t.Fatal(err)
 		}

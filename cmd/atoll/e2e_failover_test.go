@@ -223,7 +223,7 @@ func TestFailoverSIGSTOP(t *testing.T) {
 	frozenAt := time.Now()
 	// A webhook sent to A while it is frozen waits in its listen backlog
 	// and is handled when it resumes, after the takeover.
-	slowClient := &http.Client{Timeout: 60 * time.Second}
+	slowClient := &http.Client{Timeout: 60 * time.Second, Transport: authTransport{testAPISecret}}
 	type answer struct {
 		code int
 		err  error

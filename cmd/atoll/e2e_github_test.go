@@ -138,7 +138,7 @@ func TestGitHubPullRequestWorkflow(t *testing.T) {
 	if job.State != atoll.JobSucceeded || job.Summary == nil || job.Summary.Add != 2 {
 		t.Fatalf("staging plan job after restart = %+v", job)
 	}
-	logResp, err := http.Get(fmt.Sprintf("%s/api/v1/jobs/%d/log", e.m.URL, job.ID))
+	logResp, err := authClient.Get(fmt.Sprintf("%s/api/v1/jobs/%d/log", e.m.URL, job.ID))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,7 +147,7 @@ func (e *initE2E) lastLog(kind string) string {
 			last = j
 		}
 	}
-	resp, err := http.Get(fmt.Sprintf("%s/api/v1/jobs/%d/log", e.m.URL, last.ID))
+	resp, err := authClient.Get(fmt.Sprintf("%s/api/v1/jobs/%d/log", e.m.URL, last.ID))
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func readLog(t *testing.T, baseURL string, jobID, from int64) []atoll.LogLine {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	url := strings.Replace(baseURL, "http://", "ws://", 1) + fmt.Sprintf("/jobs/%d/ws?from=%d", jobID, from)
-	conn, _, err := websocket.Dial(ctx, url, nil)
+	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: authHeader()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestJobLogWebsocket(t *testing.T) {
 	// Bad requests are answered before any upgrade.
 	for _, path := range []string{"/jobs/999/ws", "/jobs/x/ws", fmt.Sprintf("/jobs/%d/ws?from=-1", j.ID)} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, resp, err := websocket.Dial(ctx, strings.Replace(e.m.URL, "http://", "ws://", 1)+path, nil)
+		_, resp, err := websocket.Dial(ctx, strings.Replace(e.m.URL, "http://", "ws://", 1)+path, &websocket.DialOptions{HTTPHeader: authHeader()})
 		cancel()
 		if err == nil || resp == nil || (resp.StatusCode != 404 && resp.StatusCode != 400) {
 			t.Fatalf("%s: err %v, response %v", path, err, resp)

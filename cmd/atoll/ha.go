@@ -70,6 +70,10 @@ func (m *Main) startNode(ctx context.Context, port string) error {
 		ID: c.NodeID, AdvertiseURL: m.advertiseURL(port), Version: Version, ReplicaURL: c.ReplicaURL,
 		Client: client, Leaser: leaser, TTL: c.LeaseTTL, DB: m.DB, Logger: m.Logger,
 		Activate: func(ctx context.Context, epoch int64) error {
+			// Only the active node writes: the admin account is set here.
+			if err := m.bootstrapAdmin(ctx); err != nil {
+				return err
+			}
 			if err := m.Runner.Start(ctx); err != nil {
 				return err
 			}

@@ -277,7 +277,7 @@ func startNode(t testing.TB, c *haCluster, id string, extra ...string) *haNode {
 }
 
 // haClient gives up on a node that does not answer (frozen, dead).
-var haClient = &http.Client{Timeout: 5 * time.Second}
+var haClient = &http.Client{Timeout: 5 * time.Second, Transport: authTransport{testAPISecret}}
 
 func (n *haNode) signal(sig syscall.Signal) error {
 	if n.cmd == nil || n.cmd.Process == nil || n.exited() {

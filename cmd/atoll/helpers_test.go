@@ -26,6 +26,31 @@ import (
 
 const webhookSecret = "webhook-secret-for-tests"
 
+// Test servers sign in scripts with the API secret (an admin token) and
+// people with the admin account's password.
+const (
+	testAPISecret     = "api-secret-for-tests"
+	testAdminPassword = "admin-password-for-tests"
+)
+
+// authTransport signs every request in with the API secret, unless it
+// carries credentials of its own.
+type authTransport struct{ secret string }
+
+func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Authorization") == "" && r.Header.Get("X-Atlantis-Token") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+a.secret)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// authClient is http.DefaultClient signed in as the API secret.
+var authClient = &http.Client{Transport: authTransport{testAPISecret}}
+
+// authHeader is the API secret as a header, for websocket dials.
+func authHeader() http.Header { return http.Header{"Authorization": {"Bearer " + testAPISecret}} }
+
 // terraformBin is the real Terraform the Makefile builds.
 func terraformBin(t testing.TB) string {
 	t.Helper()
@@ -135,6 +160,8 @@ func startMain(t testing.TB, dataDir string, configure func(*main.Config)) *main
 	m.Config.LogLevel = "warn"
 	m.Config.Parallelism = 2
 	m.Config.StopTimeout = 30 * time.Second
+	m.Config.APISecret = testAPISecret
+	m.Config.AdminPassword = testAdminPassword
 	if configure != nil {
 		configure(&m.Config)
 	}
@@ -174,7 +201,7 @@ func postWebhook(t testing.TB, url, event string, body []byte, signature string)
 	if signature != "" {
 		req.Header.Set("X-Hub-Signature-256", signature)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := authClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +266,7 @@ func eventually(t testing.TB, timeout time.Duration, what string, cond func() bo
 // getJSON decodes GET url into v and returns the status.
 func getJSON(t testing.TB, url string, v any) int {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := authClient.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -146,6 +146,8 @@ type Main struct {
 
 	// Node is this process's role when it shares a replica (--replica-url).
 	Node *node.Node
+	// Stderr receives the one-time admin password (default os.Stderr).
+	Stderr io.Writer
 
 	serveErr   chan error
 	stopPruner func()
@@ -208,7 +210,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	srv := &web.Server{DB: m.DB, Providers: providers, Logger: m.Logger, Version: Version, Node: c.NodeID,
-		APISecret: c.APISecret, Demo: c.Demo, ApprovalTTL: c.ApprovalTTL}
+		APISecret: c.APISecret, Demo: c.Demo, ApprovalTTL: c.ApprovalTTL, OIDC: c.oidc()}
 	if err := srv.Listen(c.listenAddr()); err != nil {
 		return err
 	}
@@ -272,6 +274,11 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 	} else {
+		// Last of the checks: the one-time password is printed only by a
+		// server that starts.
+		if err := m.bootstrapAdmin(ctx); err != nil {
+			return err
+		}
 		if err := m.Runner.Start(ctx); err != nil {
 			return err
 		}
@@ -349,6 +356,13 @@ func (m *Main) Close() error {
 		errs = append(errs, m.DB.Close())
 	}
 	return errors.Join(errs...)
+}
+
+func (m *Main) stderr() io.Writer {
+	if m.Stderr != nil {
+		return m.Stderr
+	}
+	return os.Stderr
 }
 
 // fenced is closed when this node lost its lease (never without a replica).

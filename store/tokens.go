@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/atollhq/atoll"
+)
+
+// NewSecret returns a random 32-byte secret (a session cookie or an API
+// token), URL-safe, and the hash under which it is stored. The secret
+// itself is never stored.
+func NewSecret() (secret string, hash []byte) {
+	b := make([]byte, 32)
+	rand.Read(b) // never fails (crypto/rand)
+	secret = base64.RawURLEncoding.EncodeToString(b)
+	return secret, HashSecret(secret)
+}
+
+// HashSecret is the SHA-256 of a secret: what the database keeps. A plain
+// hash suffices because the secrets are 256 random bits, not passwords.
+func HashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+// Touch interval: last-used times are written at most this often per
+// session or token, so that reading pages does not cost a commit each.
+const touchEvery = time.Minute
+
+// Token is an API token as listed (never its secret).
+type Token struct {
+	ID         int64      `json:"id"`
+	UserID     int64      `json:"user_id"`
+	User       string     `json:"user"`
+	Name       string     `json:"name"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+}
+
+// CreateToken stores the hash of a new API token of user id.
+func (tx *Tx) CreateToken(userID int64, name string, hash []byte) (int64, error) {
+	res, err := tx.exec(`INSERT INTO api_tokens (hash, user_id, name, created_at) VALUES (?, ?, ?, ?)`, hash, userID, name, ts(tx.now))
+	if err != nil {
+		return 0, fmt.Errorf("store create token for user %d: %w", userID, err)
+	}
+	return res.LastInsertId()
+}
+
+// RevokeToken deletes API token id.
+func (tx *Tx) RevokeToken(id int64) (*Token, error) {
+	var t Token
+	var created int64
+	var used sql.NullInt64
+	err := tx.queryRow(`SELECT t.id, t.user_id, u.name, t.name, t.created_at, t.last_used_at FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.id = ?`, id).
+		Scan(&t.ID, &t.UserID, &t.User, &t.Name, &created, &used)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, atoll.Errorf(atoll.ENOTFOUND, "No such API token.")
+	} else if err != nil {
+		return nil, fmt.Errorf("store revoke token %d: %w", id, err)
+	}
+	if _, err := tx.exec(`DELETE FROM api_tokens WHERE id = ?`, id); err != nil {
+		return nil, fmt.Errorf("store revoke token %d: %w", id, err)
+	}
+	t.CreatedAt, t.LastUsedAt = fromTS(created), fromNullTS(used)
+	return &t, nil
+}
+
+// Tokens lists every API token, newest first.
+func (db *DB) Tokens(ctx context.Context) ([]*Token, error) {
+	rows, err := db.reader().QueryContext(ctx, `SELECT t.id, t.user_id, u.name, t.name, t.created_at, t.last_used_at FROM api_tokens t JOIN users u ON u.id = t.user_id ORDER BY t.id DESC`)
+	return collect(rows, err, "tokens", func(s scanner) (*Token, error) {
+		var t Token
+		var created int64
+		var used sql.NullInt64
+		if err := s.Scan(&t.ID, &t.UserID, &t.User, &t.Name, &created, &used); err != nil {
+			return nil, err
+		}
+		t.CreatedAt, t.LastUsedAt = fromTS(created), fromNullTS(used)
+		return &t, nil
+	})
+}
+
+// TokenUser returns the enabled user whose API token hashes to hash
+// (EUNAUTHORIZED if none). It records the use at most once a minute, and
+// only where the database is writable (not on a standby's copy).
+func (db *DB) TokenUser(ctx context.Context, hash []byte) (*atoll.User, error) {
+	var id int64
+	var used sql.NullInt64
+	a, err := scanAccountPlus(db.reader().QueryRowContext(ctx, `SELECT `+prefixed("u.", userColumns)+`, t.id, t.last_used_at
+		FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`, hash), &id, &used)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && a.Disabled) {
+		return nil, atoll.Errorf(atoll.EUNAUTHORIZED, "Invalid or revoked API token.")
+	} else if err != nil {
+		return nil, fmt.Errorf("store token user: %w", err)
+	}
+	now := db.Now()
+	if db.Writable() && (!used.Valid || now.Sub(fromTS(used.Int64)) >= touchEvery) {
+		err := db.Update(ctx, func(tx *Tx) error {
+			_, err := tx.exec(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, ts(tx.now), id)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("store token %d last used: %w", id, err)
+		}
+	}
+	return &a.User, nil
+}
+
+// scanAccountPlus scans userColumns then extra columns.
+func scanAccountPlus(s scanner, extra ...any) (*Account, error) {
+	var a Account
+	var created int64
+	var role string
+	dest := append([]any{&a.ID, &a.Name, &role, &a.Source, &a.PasswordHash, &a.OIDCSubject, &a.Disabled, &created}, extra...)
+	if err := s.Scan(dest...); err != nil {
+		return nil, err
+	}
+	a.Role = atoll.Role(role)
+	a.CreatedAt = fromTS(created)
+	return &a, nil
+}
+
+// prefixed qualifies each of the comma-separated columns with p.
+func prefixed(p, columns string) string {
+	cols := strings.Split(columns, ",")
+	for i, c := range cols {
+		cols[i] = p + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}

@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/atollhq/atoll"
+)
+
+// Account is a user with what only sign-in and the admin page need.
+type Account struct {
+	atoll.User
+	// PasswordHash is the bcrypt hash of a local user's password ('' for
+	// OIDC users, who never sign in with one).
+	PasswordHash string `json:"-"`
+	// OIDCSubject is "issuer subject" of an OIDC user.
+	OIDCSubject string `json:"-"`
+	Disabled    bool   `json:"disabled"`
+}
+
+// User sources.
+const (
+	SourceLocal = "local"
+	SourceOIDC  = "oidc"
+)
+
+const userColumns = `id, name, role, source, password_hash, oidc_subject, disabled, created_at`
+
+func scanAccount(s scanner) (*Account, error) {
+	var a Account
+	var created int64
+	var role string
+	if err := s.Scan(&a.ID, &a.Name, &role, &a.Source, &a.PasswordHash, &a.OIDCSubject, &a.Disabled, &created); err != nil {
+		return nil, err
+	}
+	a.Role = atoll.Role(role)
+	a.CreatedAt = fromTS(created)
+	return &a, nil
+}
+
+func accountWhere(ctx context.Context, q querier, what, where string, args ...any) (*Account, error) {
+	a, err := scanAccount(q.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+where, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, atoll.Errorf(atoll.ENOTFOUND, "No such user.")
+	} else if err != nil {
+		return nil, fmt.Errorf("store user %s: %w", what, err)
+	}
+	return a, nil
+}
+
+// UserByName returns the account called name (ENOTFOUND if none).
+func (db *DB) UserByName(ctx context.Context, name string) (*Account, error) {
+	return accountWhere(ctx, db.reader(), name, `name = ?`, name)
+}
+
+// UserByID returns account id (ENOTFOUND if none).
+func (db *DB) UserByID(ctx context.Context, id int64) (*Account, error) {
+	return accountWhere(ctx, db.reader(), fmt.Sprint(id), `id = ?`, id)
+}
+
+// Users lists every account by name.
+func (db *DB) Users(ctx context.Context) ([]*Account, error) {
+	rows, err := db.reader().QueryContext(ctx, `SELECT `+userColumns+` FROM users ORDER BY name`)
+	return collect(rows, err, "users", scanAccount)
+}
+
+// UserByName is DB.UserByName inside a write transaction.
+func (tx *Tx) UserByName(name string) (*Account, error) {
+	return accountWhere(tx.ctx, tx.tx, name, `name = ?`, name)
+}
+
+// UserByOIDCSubject returns the OIDC account of subject ("issuer subject").
+func (tx *Tx) UserByOIDCSubject(subject string) (*Account, error) {
+	return accountWhere(tx.ctx, tx.tx, subject, `oidc_subject = ? AND oidc_subject != ''`, subject)
+}
+
+// NewUser is what CreateUser needs.
+type NewUser struct {
+	Name         string
+	Role         atoll.Role
+	Source       string // SourceLocal or SourceOIDC
+	PasswordHash string // bcrypt, local users
+	OIDCSubject  string // "issuer subject", OIDC users
+}
+
+// CreateUser adds an account; a taken name is ECONFLICT.
+func (tx *Tx) CreateUser(u NewUser) (*atoll.User, error) {
+	if !u.Role.Valid() {
+		return nil, atoll.Errorf(atoll.EINVALID, "Unknown role %q: viewer, operator or admin.", u.Role)
+	}
+	if u.Source != SourceLocal && u.Source != SourceOIDC {
+		return nil, fmt.Errorf("store create user %s: unknown source %q", u.Name, u.Source)
+	}
+	var n int
+	if err := tx.queryRow(`SELECT COUNT(*) FROM users WHERE name = ?`, u.Name).Scan(&n); err != nil {
+		return nil, fmt.Errorf("store create user %s: %w", u.Name, err)
+	}
+	if n > 0 {
+		return nil, atoll.Errorf(atoll.ECONFLICT, "A user called %s already exists.", u.Name)
+	}
+	res, err := tx.exec(`INSERT INTO users (name, role, source, password_hash, oidc_subject, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		u.Name, string(u.Role), u.Source, u.PasswordHash, u.OIDCSubject, ts(tx.now))
+	if err != nil {
+		return nil, fmt.Errorf("store create user %s: %w", u.Name, err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return nil, fmt.Errorf("store create user %s: %w", u.Name, err)
+	}
+	return &atoll.User{ID: id, Name: u.Name, Role: u.Role, Source: u.Source, CreatedAt: tx.now}, nil
+}
+
+// updateUser runs one UPDATE of user id, ENOTFOUND if there is none.
+func (tx *Tx) updateUser(id int64, what, query string, args ...any) error {
+	res, err := tx.exec(query, append(args, id)...)
+	if err != nil {
+		return fmt.Errorf("store user %d %s: %w", id, what, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return atoll.Errorf(atoll.ENOTFOUND, "No such user.")
+	}
+	return nil
+}
+
+// SetUserRole changes the role of user id.
+func (tx *Tx) SetUserRole(id int64, role atoll.Role) error {
+	if !role.Valid() {
+		return atoll.Errorf(atoll.EINVALID, "Unknown role %q: viewer, operator or admin.", role)
+	}
+	return tx.updateUser(id, "role", `UPDATE users SET role = ? WHERE id = ?`, string(role))
+}
+
+// SetUserPassword replaces the bcrypt hash of local user id and ends its
+// sessions: whoever knew the old password is signed out.
+func (tx *Tx) SetUserPassword(id int64, hash string) error {
+	if err := tx.updateUser(id, "password", `UPDATE users SET password_hash = ? WHERE id = ? AND source = 'local'`, hash); err != nil {
+		return err
+	}
+	return tx.endSessions(id)
+}
+
+// SetUserDisabled disables (or enables) user id. Disabling also ends its
+// sessions; its API tokens stop working while it is disabled.
+func (tx *Tx) SetUserDisabled(id int64, disabled bool) error {
+	if err := tx.updateUser(id, "disabled", `UPDATE users SET disabled = ? WHERE id = ?`, disabled); err != nil {
+		return err
+	}
+	if disabled {
+		return tx.endSessions(id)
+	}
+	return nil
+}
+
+// DeleteUser deletes user id with its sessions and API tokens.
+func (tx *Tx) DeleteUser(id int64) error {
+	return tx.updateUser(id, "delete", `DELETE FROM users WHERE id = ?`)
+}
+
+// CountAdmins counts the enabled admins, so that the last one is never
+// demoted, disabled or deleted.
+func (tx *Tx) CountAdmins() (int, error) {
+	var n int
+	if err := tx.queryRow(`SELECT COUNT(*) FROM users WHERE role = 'admin' AND disabled = 0`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store count admins: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,226 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/templates"
+)
+
+// adminRoutes registers the admin page: users and API tokens (admins only).
+// Every change is an audit event by the signed-in admin.
+func (s *Server) adminRoutes(mux *http.ServeMux) {
+	admin := func(h http.HandlerFunc) http.HandlerFunc { return s.require(atoll.RoleAdmin, h) }
+	mux.HandleFunc("GET /admin", admin(s.handleAdminPage))
+	mux.HandleFunc("POST /admin/users", admin(s.handleCreateUser))
+	mux.HandleFunc("POST /admin/users/{id}/role", admin(s.handleSetUserRole))
+	mux.HandleFunc("POST /admin/users/{id}/disable", admin(s.handleDisableUser))
+	mux.HandleFunc("POST /admin/users/{id}/delete", admin(s.handleDeleteUser))
+	mux.HandleFunc("POST /admin/tokens", admin(s.handleCreateToken))
+	mux.HandleFunc("POST /admin/tokens/{id}/revoke", admin(s.handleRevokeToken))
+}
+
+// handleAdminPage lists users and API tokens.
+func (s *Server) handleAdminPage(w http.ResponseWriter, r *http.Request) {
+	s.renderAdmin(w, r, http.StatusOK, templates.AdminPage{})
+}
+
+func (s *Server) renderAdmin(w http.ResponseWriter, r *http.Request, status int, page templates.AdminPage) {
+	var err error
+	page.Meta = s.pageMeta(r.Context())
+	if page.Users, err = s.DB.Users(r.Context()); err == nil {
+		page.Tokens, err = s.DB.Tokens(r.Context())
+	}
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	s.renderPage(w, r, status, templates.Admin(page))
+}
+
+// adminChange runs fn in a transaction with an audit event by the signed-in
+// admin, refusing it if it would leave no enabled admin, then answers.
+func (s *Server) adminChange(w http.ResponseWriter, r *http.Request, action, detail, msg string, fn func(tx *store.Tx) error) {
+	me := atoll.UserFromContext(r.Context())
+	err := s.DB.Update(r.Context(), func(tx *store.Tx) error {
+		before, err := tx.CountAdmins()
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if after, err := tx.CountAdmins(); err != nil {
+			return err
+		} else if before > 0 && after == 0 {
+			return atoll.Errorf(atoll.EINVALID, "Refused: Atoll would have no enabled admin left.")
+		}
+		return tx.AddEvent(atoll.Event{Actor: me.Name, Action: action, Detail: detail + " from " + remoteIP(r)})
+	})
+	if err != nil {
+		s.failed(w, r, "/admin", err)
+		return
+	}
+	s.done(w, r, "/admin", msg, nil, map[string]string{"message": msg})
+}
+
+func formUserID(r *http.Request) (int64, error) { return store.ParseID(r.PathValue("id")) }
+
+// validUserName keeps names printable and short: they appear in comments,
+// the audit log and pages.
+func validUserName(name string) error {
+	if name == "" || utf8.RuneCountInString(name) > 64 || strings.ContainsFunc(name, func(r rune) bool { return r < 0x21 || r == 0x7f || r == '<' || r == '>' || r == ':' }) {
+		return atoll.Errorf(atoll.EINVALID, "A user name is 1 to 64 characters without spaces, ':', '<' or '>'.")
+	}
+	return nil
+}
+
+// validPassword bounds passwords: bcrypt reads at most 72 bytes.
+func validPassword(p string) error {
+	if len(p) < 8 || len(p) > 72 {
+		return atoll.Errorf(atoll.EINVALID, "A password is 8 to 72 bytes long.")
+	}
+	return nil
+}
+
+// handleCreateUser creates a local account.
+func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) {
+	name, role, password := strings.TrimSpace(r.PostFormValue("name")), atoll.Role(r.PostFormValue("role")), r.PostFormValue("password")
+	err := validUserName(name)
+	if err == nil {
+		err = validPassword(password)
+	}
+	if err == nil && !role.Valid() {
+		err = atoll.Errorf(atoll.EINVALID, "Choose a role: viewer, operator or admin.")
+	}
+	if err != nil {
+		s.failed(w, r, "/admin", err)
+		return
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		s.failed(w, r, "/admin", err)
+		return
+	}
+	s.adminChange(w, r, "user.create", name+" as "+string(role), "Created "+name+" ("+string(role)+").", func(tx *store.Tx) error {
+		_, err := tx.CreateUser(store.NewUser{Name: name, Role: role, Source: store.SourceLocal, PasswordHash: string(hash)})
+		return err
+	})
+}
+
+// handleSetUserRole changes a user's role.
+func (s *Server) handleSetUserRole(w http.ResponseWriter, r *http.Request) {
+	id, err := formUserID(r)
+	role := atoll.Role(r.PostFormValue("role"))
+	if err == nil && !role.Valid() {
+		err = atoll.Errorf(atoll.EINVALID, "Choose a role: viewer, operator or admin.")
+	}
+	if err != nil {
+		s.failed(w, r, "/admin", err)
+		return
+	}
+	a, err := s.DB.UserByID(r.Context(), id)
+	if err != nil {
+		s.failed(w, r, "/admin", err)
+		return
+	}
+	s.adminChange(w, r, "user.role", a.Name+" to "+string(role), a.Name+" is now "+string(role)+".", func(tx *store.Tx) error {
+		return tx.SetUserRole(id, role)
+	})
+}
+
+// handleDisableUser disables (disabled=true) or enables a user.
+func (s *Server) handleDisableUser(w http.ResponseWriter, r *http.Request) {
+	id, err := formUserID(r)
+	if err != nil {
+		s.failed(w, r, "/admin", err)
+		return
+	}
+	a, err := s.DB.UserByID(r.Context(), id)
+	if err != nil {
+		s.failed(w, r, "/admin", err)
+		return
+	}
+	disable := r.PostFormValue("disabled") != "false"
+	action, msg := "user.disable", "Disabled "+a.Name+": signed out everywhere."
+	if !disable {
+		action, msg = "user.enable", "Enabled "+a.Name+"."
+	}
+	s.adminChange(w, r, action, a.Name, msg, func(tx *store.Tx) error { return tx.SetUserDisabled(id, disable) })
+}
+
+// handleDeleteUser deletes a user with its sessions and API tokens.
+func (s *Server) handleDeleteUser(w http.ResponseWriter, r *http.Request) {
+	id, err := formUserID(r)
+	if err != nil {
+		s.failed(w, r, "/admin", err)
+		return
+	}
+	a, err := s.DB.UserByID(r.Context(), id)
+	if err != nil {
+		s.failed(w, r, "/admin", err)
+		return
+	}
+	s.adminChange(w, r, "user.delete", a.Name, "Deleted "+a.Name+".", func(tx *store.Tx) error { return tx.DeleteUser(id) })
+}
+
+// handleCreateToken creates an API token for a user and shows it once, on
+// the page it answers with (never in a redirect, cookie or log).
+func (s *Server) handleCreateToken(w http.ResponseWriter, r *http.Request) {
+	me := atoll.UserFromContext(r.Context())
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	if name == "" || utf8.RuneCountInString(name) > 100 {
+		s.failed(w, r, "/admin", atoll.Errorf(atoll.EINVALID, "Name the token (1 to 100 characters), e.g. after the script that uses it."))
+		return
+	}
+	a, err := s.DB.UserByName(r.Context(), strings.TrimSpace(r.PostFormValue("user")))
+	if err != nil {
+		s.failed(w, r, "/admin", err)
+		return
+	}
+	secret, hash := store.NewSecret()
+	err = s.DB.Update(r.Context(), func(tx *store.Tx) error {
+		if _, err := tx.CreateToken(a.ID, name, hash); err != nil {
+			return err
+		}
+		return tx.AddEvent(atoll.Event{Actor: me.Name, Action: "token.create", Detail: name + " for " + a.Name + " from " + remoteIP(r)})
+	})
+	if err != nil {
+		s.failed(w, r, "/admin", err)
+		return
+	}
+	if !wantsHTML(r) {
+		writeJSON(w, http.StatusCreated, map[string]string{"token": secret, "user": a.Name, "name": name})
+		return
+	}
+	s.renderAdmin(w, r, http.StatusCreated, templates.AdminPage{NewToken: secret, NewTokenName: name, NewTokenUser: a.Name})
+}
+
+// handleRevokeToken deletes an API token: it stops working at once.
+func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		s.failed(w, r, "/admin", atoll.Errorf(atoll.EINVALID, "Invalid token id."))
+		return
+	}
+	me := atoll.UserFromContext(r.Context())
+	var t *store.Token
+	err = s.DB.Update(r.Context(), func(tx *store.Tx) (err error) {
+		if t, err = tx.RevokeToken(id); err != nil {
+			return err
+		}
+		return tx.AddEvent(atoll.Event{Actor: me.Name, Action: "token.revoke", Detail: t.Name + " of " + t.User + " from " + remoteIP(r)})
+	})
+	if err != nil {
+		s.failed(w, r, "/admin", err)
+		return
+	}
+	msg := "Revoked the token " + t.Name + " of " + t.User + "."
+	s.done(w, r, "/admin", msg, nil, map[string]string{"message": msg})
+}
