@@ -405,16 +405,11 @@ func TestLocksPagePages(t *testing.T) {
 // The API's unlock tells the pull request too.
 func TestAPIUnlockTellsThePullRequest(t *testing.T) {
 	f := newHistoryFixture(t)
-	f.srv.Demo = true // no API secret needed
-	req := httptest.NewRequest(http.MethodDelete, fmt.Sprintf("/api/v1/locks/%d", f.locks["acme/infra#8 network"]), nil)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Atoll-User", "ci")
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
+	rec := f.do(t, &atoll.User{Name: "ci", Role: atoll.RoleOperator}, http.MethodDelete, fmt.Sprintf("/api/v1/locks/%d", f.locks["acme/infra#8 network"]), "application/json", "")
 	if rec.Code != http.StatusOK {
 		t.Fatalf("%d: %s", rec.Code, rec.Body)
 	}
-	if cs := f.comments(t, "acme/infra#8"); len(cs) != 1 || !strings.Contains(cs[0], "Unlocked by api:ci from the API") || !strings.Contains(cs[0], "network/default") {
+	if cs := f.comments(t, "acme/infra#8"); len(cs) != 1 || !strings.Contains(cs[0], "Unlocked by ci from the API") || !strings.Contains(cs[0], "network/default") {
 		t.Errorf("pull 8 was told %q", cs)
 	}
 }

@@ -109,7 +109,8 @@ func (s *Server) gate(next http.Handler) http.Handler {
 
 // unauthorized answers a request nobody is signed in for: a browser
 // opening a page goes to the login page and comes back afterwards; htmx is
-// told to go there; scripts and the API get 401 JSON.
+// told to go there; a form post (whose body a redirect would lose) gets a
+// 401 page, scripts and the API 401 JSON. Nothing runs.
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, err error) {
 	if atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
 		s.error(w, r, err) // the database failed, say, not the credentials
@@ -124,14 +125,14 @@ func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request, err error)
 		return
 	}
 	w.Header().Add("WWW-Authenticate", `Bearer realm="atoll"`)
-	s.error(w, r, err)
+	s.refuse(w, r, err)
 }
 
 // opensPage reports a browser asking for a page (not the API, a script, a
 // websocket or a form post whose body would be lost anyway).
 func opensPage(r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return wantsHTML(r)
+		return false
 	}
 	return !strings.HasPrefix(r.URL.Path, "/api/") && !strings.HasSuffix(r.URL.Path, "/ws") &&
 		r.Header.Get("Authorization") == "" && strings.Contains(r.Header.Get("Accept"), "text/html")
