@@ -155,16 +155,24 @@ func TestStoreWritesNotify(t *testing.T) {
 		{"insert job", func(tx *store.Tx) error {
 			job = &atoll.Job{Kind: atoll.JobPlan, PullID: f.pullID, ProjectID: f.projectID, HeadSHA: "abc"}
 			return tx.InsertJob(job)
-		}, func() atoll.Change { return atoll.Change{Topic: atoll.TopicJob, Repo: "acme/infra", Pull: 7, JobID: job.ID} }},
+		}, func() atoll.Change {
+			return atoll.Change{Topic: atoll.TopicJob, Repo: "acme/infra", Pull: 7, JobID: job.ID}
+		}},
 		{"start job", func(tx *store.Tx) error { return tx.StartJob(job.ID) },
-			func() atoll.Change { return atoll.Change{Topic: atoll.TopicJob, Repo: "acme/infra", Pull: 7, JobID: job.ID} }},
+			func() atoll.Change {
+				return atoll.Change{Topic: atoll.TopicJob, Repo: "acme/infra", Pull: 7, JobID: job.ID}
+			}},
 		{"take lock", func(tx *store.Tx) error { _, err := tx.TakeLock(f.projectID, f.pullID, "alice"); return err },
 			func() atoll.Change { return atoll.Change{Topic: atoll.TopicLock, Repo: "acme/infra", Pull: 7} }},
 		{"insert plan", func(tx *store.Tx) error {
 			return tx.InsertPlan(&atoll.Plan{JobID: job.ID, PullID: f.pullID, ProjectID: f.projectID, HeadSHA: "abc", File: []byte("p"), ShowJSON: []byte("{}")})
-		}, func() atoll.Change { return atoll.Change{Topic: atoll.TopicPlan, Repo: "acme/infra", Pull: 7, JobID: job.ID} }},
+		}, func() atoll.Change {
+			return atoll.Change{Topic: atoll.TopicPlan, Repo: "acme/infra", Pull: 7, JobID: job.ID}
+		}},
 		{"finish job", func(tx *store.Tx) error { return tx.FinishJob(job.ID, atoll.JobSucceeded, "", nil) },
-			func() atoll.Change { return atoll.Change{Topic: atoll.TopicJob, Repo: "acme/infra", Pull: 7, JobID: job.ID} }},
+			func() atoll.Change {
+				return atoll.Change{Topic: atoll.TopicJob, Repo: "acme/infra", Pull: 7, JobID: job.ID}
+			}},
 		{"release locks", func(tx *store.Tx) error {
 			_, err := tx.ReleaseLocks(store.LockSelector{PullID: f.pullID}, "alice", "unlock", "test")
 			return err
