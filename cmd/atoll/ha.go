@@ -68,7 +68,7 @@ func (m *Main) startNode(ctx context.Context, port string) error {
 	}
 	m.Node = node.New(node.Config{
 		ID: c.NodeID, AdvertiseURL: m.advertiseURL(port), Version: Version, ReplicaURL: c.ReplicaURL,
-		Client: client, Leaser: leaser, TTL: c.LeaseTTL, DB: m.DB, Logger: m.Logger,
+		Client: client, Leaser: leaser, TTL: c.LeaseTTL, DB: m.DB, Logger: m.Logger, Changes: m.Changes,
 		Activate: func(ctx context.Context, epoch int64) error {
 			if err := m.Runner.Start(ctx); err != nil {
 				return err

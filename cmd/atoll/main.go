@@ -21,6 +21,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/demo"
 	"github.com/atollhq/atoll/git"
+	"github.com/atollhq/atoll/inmem"
 	"github.com/atollhq/atoll/node"
 	"github.com/atollhq/atoll/procs"
 	"github.com/atollhq/atoll/runner"
@@ -132,6 +133,8 @@ type Main struct {
 
 	// Node is this process's role when it shares a replica (--replica-url).
 	Node *node.Node
+	// Changes carries committed changes to the live pages.
+	Changes *inmem.Changes
 
 	serveErr   chan error
 	stopPruner func()
@@ -176,6 +179,8 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.DB = store.NewDB(filepath.Join(dataDir, "atoll.db"))
+	m.Changes = inmem.NewChanges()
+	m.DB.Changes = m.Changes
 	// A node of a pair opens its database when it becomes the active one.
 	if c.ReplicaURL == "" {
 		if err := m.DB.Open(ctx); err != nil {
@@ -187,7 +192,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	srv := &web.Server{DB: m.DB, Providers: providers, Logger: m.Logger, Version: Version, Node: c.NodeID,
-		APISecret: c.APISecret, Demo: c.Demo}
+		APISecret: c.APISecret, Demo: c.Demo, Changes: m.Changes}
 	if err := srv.Listen(c.listenAddr()); err != nil {
 		return err
 	}
