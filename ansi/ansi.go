@@ -146,11 +146,27 @@ func Strip(line string) string {
 	if !needsWork(line) {
 		return line
 	}
-	var b strings.Builder
-	for _, s := range Parse(line) {
-		b.WriteString(s.Text)
+	return string(AppendStripped(nil, line))
+}
+
+// AppendStripped appends line without escape sequences and control
+// characters to dst: a download strips every line into one buffer.
+func AppendStripped(dst []byte, line string) []byte {
+	if !needsWork(line) {
+		return append(dst, line...)
 	}
-	return b.String()
+	for i := 0; i < len(line); {
+		switch c := line[i]; {
+		case c == 0x1b:
+			_, _, i = escape(line, i)
+		case c < 0x20 && c != '\t', c == 0x7f:
+			i++
+		default:
+			dst = append(dst, c)
+			i++
+		}
+	}
+	return dst
 }
 
 func needsWork(s string) bool {

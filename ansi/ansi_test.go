@@ -42,6 +42,16 @@ func TestStrip(t *testing.T) {
 	if got := ansi.Strip("plain"); got != "plain" {
 		t.Fatalf("Strip = %q", got)
 	}
+	// Strip keeps exactly the text Parse finds.
+	for _, in := range []string{"\x1b[2K\x1b[1Gdone\x1b]0;title\x07!\x1b]8;;http://x\x1b\\link\x1b=", "a\rb\x00c\td", "x\x1b[31", "\x1b[1;33mwarn\x1b[22m x"} {
+		var want string
+		for _, s := range ansi.Parse(in) {
+			want += s.Text
+		}
+		if got := ansi.Strip(in); got != want {
+			t.Errorf("Strip(%q) = %q; Parse's text is %q", in, got, want)
+		}
+	}
 }
 
 func TestDiff(t *testing.T) {

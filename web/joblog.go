@@ -49,6 +49,7 @@ func (s *Server) handleJobLogText(w http.ResponseWriter, r *http.Request) {
 func (s *Server) streamLog(w http.ResponseWriter, r *http.Request, job *atoll.Job, strip bool) {
 	rc := http.NewResponseController(w)
 	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf []byte
 	for from, first := int64(1), true; ; first = false {
 		lines, err := s.DB.Logs(r.Context(), job.ID, from, downloadPage)
 		if err != nil {
@@ -62,11 +63,12 @@ func (s *Server) streamLog(w http.ResponseWriter, r *http.Request, job *atoll.Jo
 		rc.SetWriteDeadline(time.Now().Add(defaultWriteTimeout))
 		for _, l := range lines {
 			if strip {
-				bw.WriteString(ansi.Strip(l.Text))
+				buf = append(ansi.AppendStripped(buf[:0], l.Text), '\n')
+				bw.Write(buf)
 			} else {
 				bw.WriteString(l.Text)
+				bw.WriteByte('\n')
 			}
-			bw.WriteByte('\n')
 		}
 		if len(lines) < downloadPage {
 			bw.Flush()
