@@ -33,14 +33,30 @@
 		return true;
 	}
 
+	// editing reports whether the user is typing or selecting: a whole
+	// <main> is not swapped under them.
+	function editing() {
+		var a = document.activeElement;
+		if (a && (a.tagName === "TEXTAREA" || a.tagName === "INPUT") && a.value) return true;
+		var sel = window.getSelection && window.getSelection();
+		return !!(sel && !sel.isCollapsed);
+	}
+
 	// refresh asks htmx to re-fetch el, at most once per DEBOUNCE_MS: a
-	// burst of changes costs one request.
+	// burst of changes costs one request. A page's <main data-live-main>
+	// (a page without sections of its own) is re-fetched from the page's
+	// own URL and swapped whole, once the user is not editing.
 	function refresh(el) {
 		if (pending.has(el)) return;
 		pending.set(el, setTimeout(function () {
 			pending.delete(el);
-			if (!document.body.contains(el)) return;
-			if (window.htmx) window.htmx.trigger(el, "atoll:changed");
+			if (!document.body.contains(el) || !window.htmx) return;
+			if (el.hasAttribute("data-live-main")) {
+				if (editing()) { refresh(el); return; }
+				window.htmx.ajax("GET", location.pathname + location.search, { target: el, select: "main", swap: "outerHTML" });
+				return;
+			}
+			window.htmx.trigger(el, "atoll:changed");
 		}, DEBOUNCE_MS));
 	}
 
