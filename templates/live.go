@@ -24,14 +24,13 @@ type OverviewPage struct {
 	Meta Meta
 	Node atoll.NodeStatus
 	// LagMS is how far a standby's copy is behind the active node.
-	LagMS            int64
-	Running, Queued  []*atoll.Job
-	Recent           []*atoll.Job
-	Locks            []*atoll.Lock
-	LockCount        int
-	Pulls            []*atoll.Pull
-	PullCount        int
-	MaxRows, MaxRuns int
+	LagMS           int64
+	Running, Queued []*atoll.Job
+	Recent          []*atoll.Job
+	Locks           []*atoll.Lock
+	LockCount       int
+	Pulls           []*atoll.Pull
+	PullCount       int
 }
 
 // JobPage shows one job and the end of its log.

@@ -82,7 +82,7 @@ type liveServer struct {
 	logs *logBuffer
 }
 
-func startLiveServer(t *testing.T, configure func(*web.Server)) *liveServer {
+func startLiveServer(t testing.TB, configure func(*web.Server)) *liveServer {
 	t.Helper()
 	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
 	if err := db.Open(context.Background()); err != nil {

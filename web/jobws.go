@@ -48,6 +48,10 @@ func (s *Server) handleJobWS(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.Runner == nil || s.Runner.Hub == nil {
+		s.error(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "Live logs are not available on this server."))
+		return
+	}
 	// Subscribe before reading the store, so no line falls between the two.
 	live, cancel := s.Runner.Hub.Subscribe(job.ID)
 	defer cancel()

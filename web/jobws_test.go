@@ -17,7 +17,7 @@ import (
 )
 
 // runningJob records a started plan job and returns its id.
-func runningJob(t *testing.T, db *store.DB) int64 {
+func runningJob(t testing.TB, db *store.DB) int64 {
 	t.Helper()
 	var id int64
 	err := db.Update(context.Background(), func(tx *store.Tx) error {

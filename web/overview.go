@@ -19,7 +19,7 @@ const (
 // section's content, for live.js to swap in place when it changed.
 func (s *Server) handleOverview(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	d := templates.OverviewPage{Meta: s.pageMeta(ctx), MaxRows: overviewRows, MaxRuns: overviewRuns}
+	d := templates.OverviewPage{Meta: s.pageMeta(ctx)}
 	section := r.URL.Query().Get("section")
 	if section == "" {
 		for _, name := range overviewSections {
