@@ -237,14 +237,19 @@
 		var backoff = 1000;
 		function connect() {
 			var proto = location.protocol === "https:" ? "wss:" : "ws:";
-			var ws = new WebSocket(proto + "//" + location.host + "/jobs/" + encodeURIComponent(job) + "/ws?from=" + (last + 1));
+			// batch=1: each message is an array of the lines ready at once.
+			var ws = new WebSocket(proto + "//" + location.host + "/jobs/" + encodeURIComponent(job) + "/ws?batch=1&from=" + (last + 1));
 			ws.onmessage = function (ev) {
-				var l;
-				try { l = JSON.parse(ev.data); } catch (e) { return; }
-				if (l.seq <= last) return; // never twice
-				last = l.seq;
+				var lines;
+				try { lines = JSON.parse(ev.data); } catch (e) { return; }
+				if (!Array.isArray(lines)) lines = [lines];
+				for (var i = 0; i < lines.length; i++) {
+					var l = lines[i];
+					if (l.seq <= last) continue; // never twice
+					last = l.seq;
+					queue.push(l);
+				}
 				backoff = 1000;
-				queue.push(l);
 				if (!scheduled) {
 					scheduled = true;
 					window.requestAnimationFrame(flush);

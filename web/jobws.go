@@ -20,6 +20,8 @@ const (
 	wsPong  = wsPing + 15*time.Second
 	// logPage is how many stored lines are read at once.
 	logPage = 1000
+	// maxBatch bounds the lines of one message with ?batch=1.
+	maxBatch = 500
 )
 
 var upgrader = websocket.Upgrader{
@@ -32,9 +34,11 @@ var upgrader = websocket.Upgrader{
 // handleJobWS streams a job's log over a websocket: first the stored lines
 // from ?from=SEQ (default 1), then live lines as the job prints them, and
 // closes normally once the job has ended and every line was sent. Each
-// message is one atoll.LogLine as JSON. A viewer that lost its connection
-// reconnects with from = the last seq it received + 1 and gets exactly the
-// lines it lacks.
+// message is one atoll.LogLine as JSON; with ?batch=1 it is a JSON array of
+// the lines ready at once (at most maxBatch), which costs a viewer that
+// falls behind one message per batch instead of one per line. A viewer
+// that lost its connection reconnects with from = the last seq it received
+// + 1 and gets exactly the lines it lacks.
 func (s *Server) handleJobWS(w http.ResponseWriter, r *http.Request) {
 	job, err := s.job(r)
 	if err != nil {
@@ -69,7 +73,7 @@ func (s *Server) handleJobWS(w http.ResponseWriter, r *http.Request) {
 	defer stop()
 	go readUntilClosed(conn, stop)
 
-	st := &logStream{s: s, conn: conn, jobID: job.ID, next: from}
+	st := &logStream{s: s, conn: conn, jobID: job.ID, next: from, batch: r.URL.Query().Get("batch") == "1"}
 	if err := st.catchUp(ctx, 0); err != nil {
 		return
 	}
@@ -105,6 +109,13 @@ func (s *Server) handleJobWS(w http.ResponseWriter, r *http.Request) {
 			if err := st.send(l); err != nil {
 				return
 			}
+			// Take what else is ready into the same message.
+			if err := st.drain(ctx, live); err != nil {
+				return
+			}
+			if err := st.flush(); err != nil {
+				return
+			}
 		case <-ping.C:
 			if err := conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(wsWrite)); err != nil {
 				return
@@ -136,14 +147,64 @@ type logStream struct {
 	conn  *websocket.Conn
 	jobID int64
 	next  int64 // seq of the next line to send
+	// batch sends arrays of lines: pending holds those not written yet.
+	batch   bool
+	pending []atoll.LogLine
 }
 
+// send sends l, or adds it to the pending batch (written when full, or by
+// flush).
 func (st *logStream) send(l atoll.LogLine) error {
-	st.conn.SetWriteDeadline(time.Now().Add(wsWrite))
-	if err := st.conn.WriteJSON(l); err != nil {
-		return err
-	}
 	st.next = l.Seq + 1
+	if !st.batch {
+		return st.write(l)
+	}
+	st.pending = append(st.pending, l)
+	if len(st.pending) >= maxBatch {
+		return st.flush()
+	}
+	return nil
+}
+
+// flush writes the pending batch, if any.
+func (st *logStream) flush() error {
+	if len(st.pending) == 0 {
+		return nil
+	}
+	err := st.write(st.pending)
+	st.pending = st.pending[:0]
+	return err
+}
+
+func (st *logStream) write(v any) error {
+	st.conn.SetWriteDeadline(time.Now().Add(wsWrite))
+	return st.conn.WriteJSON(v)
+}
+
+// drain sends the live lines already waiting, without blocking; a batch
+// stops at maxBatch lines so that a busy job still sends regularly.
+func (st *logStream) drain(ctx context.Context, live <-chan atoll.LogLine) error {
+	for len(st.pending) > 0 && len(st.pending) < maxBatch {
+		select {
+		case l, ok := <-live:
+			if !ok || l.Seq < st.next {
+				if !ok {
+					return nil // the caller sees the channel closed next
+				}
+				continue
+			}
+			if l.Seq > st.next {
+				if err := st.catchUp(ctx, l.Seq); err != nil {
+					return err
+				}
+			}
+			if err := st.send(l); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
 	return nil
 }
 
@@ -172,6 +233,9 @@ func (st *logStream) catchUp(ctx context.Context, until int64) error {
 		}
 		if len(lines) == logPage {
 			continue // more stored lines
+		}
+		if err := st.flush(); err != nil {
+			return err
 		}
 		if until == 0 || st.next >= until || time.Now().After(deadline) {
 			return nil

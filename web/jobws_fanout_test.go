@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -52,13 +53,38 @@ func writeJobLog(tb testing.TB, s *liveServer, job int64, lines, size, rate int)
 // lines) is opened again from the last line received. It returns the
 // delay of each line from its publication to its arrival, how many times
 // it reconnected, and an error for a line out of order, missing or twice.
-func viewer(s *liveServer, job int64, conn *websocket.Conn, lines int) (delays []time.Duration, reconnects int, err error) {
+func viewer(s *liveServer, job int64, conn *websocket.Conn, lines int, query string) (delays []time.Duration, reconnects int, err error) {
 	delays = make([]time.Duration, 0, lines)
 	next := int64(1)
+	var batch []atoll.LogLine
 	for {
+		if len(batch) > 0 {
+			l := batch[0]
+			batch = batch[1:]
+			if l.Seq != next {
+				conn.Close()
+				return delays, reconnects, fmt.Errorf("line %d arrived when %d was due", l.Seq, next)
+			}
+			delays = append(delays, time.Since(l.Time))
+			next++
+			continue
+		}
 		conn.SetReadDeadline(time.Now().Add(2 * time.Minute))
-		var l atoll.LogLine
-		err := conn.ReadJSON(&l)
+		_, msg, err := conn.ReadMessage()
+		if err == nil {
+			// One line, or with ?batch=1 an array of them.
+			if len(msg) > 0 && msg[0] == '[' {
+				err = json.Unmarshal(msg, &batch)
+			} else {
+				batch = []atoll.LogLine{{}}
+				err = json.Unmarshal(msg, &batch[0])
+			}
+			if err != nil {
+				conn.Close()
+				return delays, reconnects, fmt.Errorf("message %q: %w", msg, err)
+			}
+			continue
+		}
 		switch {
 		case websocket.IsCloseError(err, websocket.CloseNormalClosure):
 			conn.Close()
@@ -71,25 +97,19 @@ func viewer(s *liveServer, job int64, conn *websocket.Conn, lines int) (delays [
 			if reconnects++; reconnects > 20 {
 				return delays, reconnects, fmt.Errorf("after %d lines: %w", next-1, err)
 			}
-			if conn, _, err = websocket.DefaultDialer.Dial(wsURL(s, job, next), nil); err != nil {
+			if conn, _, err = websocket.DefaultDialer.Dial(wsURL(s, job, next)+query, nil); err != nil {
 				return delays, reconnects, fmt.Errorf("reconnect after %d lines: %w", next-1, err)
 			}
-			continue
 		}
-		if l.Seq != next {
-			conn.Close()
-			return delays, reconnects, fmt.Errorf("line %d arrived when %d was due", l.Seq, next)
-		}
-		delays = append(delays, time.Since(l.Time))
-		next++
 	}
 }
 
-// connectViewers opens n websockets on job from line 1.
-func connectViewers(tb testing.TB, s *liveServer, job int64, n int) []*websocket.Conn {
+// connectViewers opens n websockets on job from line 1, with query
+// ("&batch=1" or "") appended to the URL.
+func connectViewers(tb testing.TB, s *liveServer, job int64, n int, query string) []*websocket.Conn {
 	conns := make([]*websocket.Conn, n)
 	for i := range conns {
-		c, _, err := websocket.DefaultDialer.Dial(wsURL(s, job, 1), nil)
+		c, _, err := websocket.DefaultDialer.Dial(wsURL(s, job, 1)+query, nil)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -107,14 +127,19 @@ func TestJobWebsocketManyViewers(t *testing.T) {
 	s := startLiveServer(t, nil)
 	job := runningJob(t, s.DB)
 	const lines, size = 2000, 200
-	conns := connectViewers(t, s, job, 100)
-	stalled := connectViewers(t, s, job, 1)[0]
+	// Half read one line per message, half batches (as live.js does).
+	conns := append(connectViewers(t, s, job, 50, ""), connectViewers(t, s, job, 50, "&batch=1")...)
+	stalled := connectViewers(t, s, job, 1, "&batch=1")[0]
 
 	var wg sync.WaitGroup
 	errs := make([]error, len(conns))
 	for i, c := range conns {
+		query := ""
+		if i >= 50 {
+			query = "&batch=1"
+		}
 		wg.Add(1)
-		go func() { defer wg.Done(); _, _, errs[i] = viewer(s, job, c, lines) }()
+		go func() { defer wg.Done(); _, _, errs[i] = viewer(s, job, c, lines, query) }()
 	}
 	writeJobLog(t, s, job, lines, size, 0) // while one viewer has read nothing yet
 	wg.Wait()
@@ -123,7 +148,7 @@ func TestJobWebsocketManyViewers(t *testing.T) {
 			t.Errorf("viewer %d: %v", i, err)
 		}
 	}
-	if _, _, err := viewer(s, job, stalled, lines); err != nil {
+	if _, _, err := viewer(s, job, stalled, lines, "&batch=1"); err != nil {
 		t.Errorf("the viewer that read late: %v", err)
 	}
 }
@@ -144,7 +169,7 @@ func BenchmarkJobLogFanOut(b *testing.B) {
 				b.StopTimer()
 				s := startLiveServer(b, nil)
 				job := runningJob(b, s.DB)
-				conns := connectViewers(b, s, job, viewers)
+				conns := connectViewers(b, s, job, viewers, "&batch=1") // as live.js
 				b.StartTimer()
 				var wg sync.WaitGroup
 				var mu sync.Mutex
@@ -154,7 +179,7 @@ func BenchmarkJobLogFanOut(b *testing.B) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						d, n, err := viewer(s, job, c, bc.lines)
+						d, n, err := viewer(s, job, c, bc.lines, "&batch=1")
 						if err != nil {
 							b.Error(err)
 						}

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -87,6 +88,12 @@ func wsURL(s *liveServer, job, from int64) string {
 // no duplicate. Lines are published and stored as the runner's log sink
 // does (published at once, stored in batches a little later).
 func TestJobWebsocketResume(t *testing.T) {
+	for _, query := range []string{"", "&batch=1"} {
+		t.Run("query="+query, func(t *testing.T) { testJobWebsocketResume(t, query) })
+	}
+}
+
+func testJobWebsocketResume(t *testing.T, query string) {
 	s := startLiveServer(t, nil)
 	job := runningJob(t, s.DB)
 	const total = 600
@@ -122,18 +129,29 @@ func TestJobWebsocketResume(t *testing.T) {
 	var got []atoll.LogLine
 	read := func(conn *websocket.Conn, n int) error {
 		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-		for i := 0; n < 0 || i < n; i++ {
-			var l atoll.LogLine
-			if err := conn.ReadJSON(&l); err != nil {
+		for i := 0; n < 0 || i < n; {
+			_, msg, err := conn.ReadMessage()
+			if err != nil {
 				return err
 			}
-			got = append(got, l)
+			var lines []atoll.LogLine
+			if query != "" {
+				err = json.Unmarshal(msg, &lines) // batches: always arrays
+			} else {
+				lines = []atoll.LogLine{{}}
+				err = json.Unmarshal(msg, &lines[0])
+			}
+			if err != nil {
+				return fmt.Errorf("message %q: %w", msg, err)
+			}
+			got = append(got, lines...)
+			i += len(lines)
 		}
 		return nil
 	}
 	from := int64(1)
 	for _, n := range []int{40, 150} { // two disconnections mid-stream
-		conn, _, err := websocket.DefaultDialer.Dial(wsURL(s, job, from), nil)
+		conn, _, err := websocket.DefaultDialer.Dial(wsURL(s, job, from)+query, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +162,7 @@ func TestJobWebsocketResume(t *testing.T) {
 		from = got[len(got)-1].Seq + 1
 		time.Sleep(20 * time.Millisecond) // lines go by while disconnected
 	}
-	conn, _, err := websocket.DefaultDialer.Dial(wsURL(s, job, from), nil)
+	conn, _, err := websocket.DefaultDialer.Dial(wsURL(s, job, from)+query, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
