@@ -56,7 +56,12 @@
 		var flash = document.getElementById("flash");
 		btn.disabled = true;
 		api("DELETE", "/api/v1/locks/" + encodeURIComponent(btn.getAttribute("data-unlock")))
-			.then(function () { location.reload(); })
+			.then(function () {
+				// No reload: the row goes now, the live sections re-read.
+				var row = btn.closest("tr");
+				if (row) row.remove();
+				show(flash, "Unlocked " + label + ".", true);
+			})
 			.catch(function (err) {
 				show(flash, "Unlock failed: " + err.message);
 				btn.disabled = false;

@@ -209,7 +209,29 @@
 
 		function atBottom() { return log.scrollHeight - log.scrollTop - log.clientHeight < 8; }
 		function toBottom() { log.scrollTop = log.scrollHeight; }
-		toBottom();
+
+		// A link to one line (#L<seq>, from a search): show it, or ask for
+		// the part of the log around it when it is not on the page. It
+		// returns false when the page is being replaced.
+		function showTarget() {
+			var m = /^#L([0-9]+)$/.exec(location.hash);
+			if (!m) return true;
+			var target = document.getElementById("L" + m[1]);
+			if (!target) {
+				if (/[?&]line=/.test(location.search)) return true; // not stored
+				location.replace(location.pathname + "?line=" + m[1] + location.hash);
+				return false;
+			}
+			var old = log.querySelector(".ln.target");
+			if (old) old.classList.remove("target");
+			if (follow) follow.checked = false;
+			target.classList.add("target");
+			target.scrollIntoView({ block: "center" });
+			return true;
+		}
+		if (!showTarget()) return;
+		if (!/^#L[0-9]+$/.test(location.hash)) toBottom();
+		window.addEventListener("hashchange", showTarget);
 
 		// Scrolling up stops following; scrolling back to the bottom resumes.
 		// (Following scrolls to the bottom, which keeps it on.)

@@ -39,6 +39,24 @@ func (db *DB) FinishedJobs(ctx context.Context, limit int) ([]*atoll.Job, error)
 	return jobsWhere(ctx, db.reader(), `j.state NOT IN ('queued', 'running') ORDER BY j.id DESC LIMIT ?`, limit)
 }
 
+// LogWindow returns at most limit lines of a job's log from seq from, and
+// how many stored lines come before and after them.
+func (db *DB) LogWindow(ctx context.Context, jobID, from int64, limit int) (lines []atoll.LogLine, earlier, later int64, err error) {
+	if lines, err = db.Logs(ctx, jobID, from, limit); err != nil {
+		return nil, 0, 0, err
+	}
+	after := from - 1
+	if len(lines) > 0 {
+		after = lines[len(lines)-1].Seq
+	}
+	err = db.reader().QueryRowContext(ctx, `SELECT COALESCE(SUM(seq < ?), 0), COALESCE(SUM(seq > ?), 0) FROM log_lines WHERE job_id = ?`,
+		from, after, jobID).Scan(&earlier, &later)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("store log window of job %d: %w", jobID, err)
+	}
+	return lines, earlier, later, nil
+}
+
 // LogTail returns the last limit lines of a job's log and how many stored
 // lines come before them, reading only those lines.
 func (db *DB) LogTail(ctx context.Context, jobID int64, limit int) (lines []atoll.LogLine, earlier int64, err error) {

@@ -39,10 +39,15 @@ type JobPage struct {
 	Job  *atoll.Job
 	// Lines are the last lines of the log (all of it when Earlier is 0).
 	Lines []atoll.LogLine
-	// Earlier is how many stored lines come before Lines: the page links
-	// to the full download instead of showing them.
-	Earlier int64
+	// Earlier and Later are how many stored lines come before and after
+	// Lines: the page links to the full download instead of showing them.
+	// Later is 0 but for a window of the log (?line=SEQ).
+	Earlier, Later int64
 }
+
+// Follows reports whether the page follows the job's new lines: it shows
+// the end of the log of a job that is not finished.
+func (d JobPage) Follows() bool { return d.Later == 0 && !d.Job.Final() }
 
 // LastSeq is the seq of the last line shown: live.js asks the websocket
 // for the lines after it.

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/templates"
@@ -11,9 +12,14 @@ import (
 // rest is in the download. live.js appends live lines after them.
 const jobPageLines = 2000
 
+// jobPageContext is how many lines before ?line= the page starts.
+const jobPageContext = 100
+
 // handleJobPage shows one job and the end of its log, read from the store
-// in one page; with ?section=header only the header, for live.js to swap
-// in place when the job changed.
+// in one page, or with ?line=SEQ the lines around SEQ (a search hit links to
+// /jobs/{id}#L<seq>; live.js asks for ?line= when that line is not on the
+// page); with ?section=header only the header, for live.js to swap in place
+// when the job changed.
 func (s *Server) handleJobPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	job, err := s.job(r)
@@ -31,7 +37,19 @@ func (s *Server) handleJobPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, atoll.Errorf(atoll.EINVALID, "No section %q on this page.", r.URL.Query().Get("section")))
 		return
 	}
-	if d.Lines, d.Earlier, err = s.DB.LogTail(ctx, job.ID, jobPageLines); err != nil {
+	if v := r.URL.Query().Get("line"); v != "" {
+		line, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || line < 1 {
+			s.pageError(w, r, atoll.Errorf(atoll.EINVALID, "line must be a positive line number."))
+			return
+		}
+		// The line, with some context before it.
+		from := max(1, line-jobPageContext)
+		if d.Lines, d.Earlier, d.Later, err = s.DB.LogWindow(ctx, job.ID, from, jobPageLines); err != nil {
+			s.pageError(w, r, err)
+			return
+		}
+	} else if d.Lines, d.Earlier, err = s.DB.LogTail(ctx, job.ID, jobPageLines); err != nil {
 		s.pageError(w, r, err)
 		return
 	}

@@ -24,7 +24,7 @@ func TestJobPage(t *testing.T) {
 		// Live: the header is re-fetched when the job changes.
 		`id="job-header"`, `hx-get="/jobs/`+itoa(f.doneJob)+`?section=header"`, `data-live-topics="job"`, `data-live-job="`+itoa(f.doneJob)+`"`,
 		// The log, one element per line with its seq and stream.
-		`id="log"`, `data-last-seq="4"`, `data-live="false"`, `data-seq="1"`, `data-seq="4"`,
+		`id="log"`, `data-last-seq="4"`, `data-live="false"`, `data-seq="1"`, `data-seq="4"`, `id="L1"`, `id="L4"`,
 		`class="ln s-stderr"`, `class="ln s-atoll"`, "Warning: &lt;deprecated&gt;",
 		`id="follow"`, `href="/jobs/`+itoa(f.doneJob)+`/log.txt"`, "/assets/live.js")
 	last := -1
@@ -101,6 +101,18 @@ func TestJobLogDownload(t *testing.T) {
 	if strings.Contains(body, `data-seq="10345"`) || strings.Count(body, `class="ln `) != 2000 {
 		t.Errorf("the page shows %d lines; want the last 2000", strings.Count(body, `class="ln `))
 	}
+
+	// A search hit links to /jobs/{id}#L<seq>; a line not among the last
+	// ones is shown with ?line=, with some lines before it.
+	res, body = f.get(t, "/jobs/"+itoa(job)+"?line=500")
+	wantHTML(t, res, http.StatusOK)
+	wantContains(t, body, `id="L500"`, `id="L400"`, "399 earlier lines are not shown", "9946 later lines are not shown",
+		`href="/jobs/`+itoa(job)+`"`, `data-live="false"`)
+	if strings.Contains(body, `id="L399"`) || strings.Contains(body, `id="L2400"`) {
+		t.Error("?line=500 shows lines outside its window")
+	}
+	res, _ = f.get(t, "/jobs/"+itoa(job)+"?line=0")
+	wantHTML(t, res, http.StatusBadRequest)
 
 	res, err := http.Get(f.srv.URL + "/jobs/" + itoa(job) + "/log.txt")
 	if err != nil {

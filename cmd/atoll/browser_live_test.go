@@ -53,6 +53,9 @@ func TestBrowserLivePages(t *testing.T) {
 	b.waitFor("lines that arrived after the page", `document.querySelectorAll('#log .ln').length > window.__firstLines`)
 	b.waitFor("the header updated in place", `window.__atollMark === true && document.querySelector('#job-header .badge-succeeded')`)
 	b.waitFor("the follow toggle", `document.querySelector('#follow') && !document.querySelector('#follow-label').hidden`)
+	// A link to one line (as a search hit links) shows it and stops following.
+	b.do("open a line of the log", chromedp.Navigate(fmt.Sprintf("%s/jobs/%d#L2", e.m.URL, apply[0].ID)))
+	b.waitFor("the line marked", `document.querySelector('#L2.target') && !document.querySelector('#follow').checked`)
 	b.mu.Lock()
 	problems := b.problems
 	b.mu.Unlock()
