@@ -170,14 +170,6 @@ func lockLabel(l *atoll.Lock) string {
 	return l.Repo + " " + lockProject(l) + " (#" + strconv.Itoa(l.Pull) + ")"
 }
 
-func projectNames(ps []atoll.Project) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.Label()
-	}
-	return out
-}
-
 // live reports whether a job can still change, so its page refreshes.
 func live(j *atoll.Job) bool { return !j.Final() }
 
