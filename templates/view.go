@@ -170,7 +170,7 @@ func lockLabel(l *atoll.Lock) string {
 	return l.Repo + " " + lockProject(l) + " (#" + strconv.Itoa(l.Pull) + ")"
 }
 
-// live reports whether a job can still change, so its page refreshes.
+// live reports whether a job can still change.
 func live(j *atoll.Job) bool { return !j.Final() }
 
 // commitStatusClass maps a commit status state to a badge class.
