@@ -2,7 +2,7 @@ package atoll
 
 // Topics of a Change: what kind of state changed.
 const (
-	TopicJob      = "job"      // a job was queued, started or finished
+	TopicJob      = "job"      // a job (or a request for jobs) was queued, started or finished
 	TopicLock     = "lock"     // a lock was taken or released
 	TopicPlan     = "plan"     // a plan was stored, applied or discarded
 	TopicApproval = "approval" // a plan was approved or rejected

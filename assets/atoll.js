@@ -1,11 +1,9 @@
-// Atoll control pages: unlock buttons, the comment box, confirmations,
-// sign-in on 401 and auto-refresh.
+// Atoll control pages: unlock buttons, the comment box, confirmations and
+// sign-in on 401. Live updates are in live.js: no page reloads itself.
 // Plain JavaScript, no build step; the pages work read-only without it.
 "use strict";
 
 (function () {
-	var busy = false; // a request is in flight: do not reload under it
-
 	function show(el, msg, ok) {
 		if (!el) return;
 		el.textContent = msg;
@@ -69,13 +67,16 @@
 		if (!window.confirm("Unlock " + label + "?\nThe pull request's pending plan for it is discarded.")) return;
 		var flash = document.getElementById("flash");
 		btn.disabled = true;
-		busy = true;
 		api("DELETE", "/api/v1/locks/" + encodeURIComponent(btn.getAttribute("data-unlock")))
-			.then(function () { location.reload(); })
+			.then(function () {
+				// No reload: the row goes now, the live sections re-read.
+				var row = btn.closest("tr");
+				if (row) row.remove();
+				show(flash, "Unlocked " + label + ".", true);
+			})
 			.catch(function (err) {
 				show(flash, "Unlock failed: " + err.message);
 				btn.disabled = false;
-				busy = false;
 			});
 	});
 
@@ -93,7 +94,6 @@
 			return;
 		}
 		btn.disabled = true;
-		busy = true;
 		show(flash, "");
 		api("POST", form.getAttribute("data-comment-url"), { body: text })
 			.then(function (data) {
@@ -104,7 +104,6 @@
 			.catch(function (err) {
 				show(flash, err.message);
 				btn.disabled = false;
-				busy = false;
 			});
 	});
 
@@ -114,24 +113,4 @@
 		var area = ev.target.closest("form[data-comment-url] textarea");
 		if (area) area.form.requestSubmit();
 	});
-
-	// Follow a running job's log.
-	var log = document.querySelector("pre.log[data-follow]");
-	if (log) log.scrollTop = log.scrollHeight;
-
-	// Auto-refresh: <body data-refresh="seconds">. Skipped while the tab is
-	// hidden, a request is in flight, an error is shown or the user is typing.
-	var secs = parseInt(document.body.getAttribute("data-refresh") || "0", 10);
-	if (secs > 0) {
-		setInterval(function () {
-			if (document.hidden || busy) return;
-			var flash = document.querySelector(".flash:not([hidden])");
-			if (flash && !flash.classList.contains("ok")) return;
-			var a = document.activeElement;
-			if (a && (a.tagName === "TEXTAREA" || a.tagName === "INPUT") && a.value) return;
-			var sel = window.getSelection && window.getSelection();
-			if (sel && !sel.isCollapsed) return;
-			location.reload();
-		}, secs * 1000);
-	}
 })();

@@ -36,6 +36,9 @@ type Config struct {
 	TTL          time.Duration // the lease's time to live; renewed every TTL/3
 	DB           *store.DB     // opened here on promotion, at its Path
 	Logger       *slog.Logger
+	// Changes, if set, is told (TopicNode) when this node's role changes
+	// and, on a standby, when its copy moves on: the live pages re-read.
+	Changes atoll.ChangeService
 
 	// Activate starts the work once the database is open, writable and
 	// current, with epoch recorded. An error fences the node.
@@ -139,11 +142,19 @@ func (n *Node) Replication(ctx context.Context) *atoll.ReplicationStatus {
 	return &c
 }
 
+// changed tells the live pages that this node's role or copy changed.
+func (n *Node) changed() {
+	if n.cfg.Changes != nil {
+		n.cfg.Changes.Publish(atoll.Change{Topic: atoll.TopicNode})
+	}
+}
+
 // Start follows the replica and starts trying to take the lease; it
 // returns at once.
 func (n *Node) Start(ctx context.Context) error {
 	f := replica.NewFollower(n.cfg.Client, n.cfg.DB.Path, 0)
 	f.Logger = n.cfg.Logger
+	f.Moved = n.changed
 	if err := f.Start(ctx); err != nil {
 		return err
 	}
@@ -173,15 +184,24 @@ func (n *Node) openCopy(ctx context.Context, f *replica.Follower) {
 		case <-time.After(time.Second):
 		}
 	}
+	if n.openReader(f) {
+		n.changed() // pages now come from this copy
+	}
+}
+
+// openReader opens the standby's copy for reading, unless promotion began
+// (the copy is then the active's database).
+func (n *Node) openReader(f *replica.Follower) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	// Not once promotion began: the copy is then the active's database.
 	if n.follower != f {
-		return
+		return false
 	}
 	if err := n.cfg.DB.OpenReader(replica.ReadOnlyDSN(n.cfg.DB.Path)); err != nil {
 		n.cfg.Logger.Warn("standby: cannot read the local copy; pages are forwarded", "err", err)
+		return false
 	}
+	return true
 }
 
 // run is the standby's election loop, then the active's renewal loop.
@@ -304,6 +324,7 @@ func (n *Node) promote(ctx context.Context, lease *replica.Lease, log *slog.Logg
 	n.mu.Lock()
 	n.role, n.ready = atoll.RoleActive, true
 	n.mu.Unlock()
+	n.changed()
 	log.Info("active", "epoch", lease.Generation, "promotion_ms", time.Since(start).Milliseconds())
 	return nil
 }
@@ -397,6 +418,7 @@ func (n *Node) fence(err error) {
 		if wasActive && n.cfg.Deactivate != nil {
 			n.cfg.Deactivate(true)
 		}
+		n.changed()
 		close(n.fenced)
 	})
 }

@@ -31,6 +31,10 @@ type Follower struct {
 
 	// Logger receives the follower's messages. Set it before Start.
 	Logger *slog.Logger
+	// Moved, if set (before Start), is called after the copy moved on: once
+	// restored, and after each poll that applied LTX files. The standby's
+	// live pages re-read then. It must not block.
+	Moved func()
 
 	mu         sync.Mutex
 	cancel     context.CancelFunc
@@ -90,6 +94,7 @@ func (f *Follower) run(ctx context.Context, done chan struct{}) {
 			return // ctx ended
 		}
 		logger.Debug("follow: restored", "txid", ap.txid)
+		f.moved()
 		f.follow(ctx, ap, logger)
 		ap.close()
 	}
@@ -120,8 +125,11 @@ func (f *Follower) follow(ctx context.Context, ap *applier, logger *slog.Logger)
 	defer tick.Stop()
 	var failing bool
 	for {
-		polled := time.Now()
+		polled, before := time.Now(), ap.txid
 		current, err := ap.poll(ctx)
+		if ap.txid != before {
+			f.moved()
+		}
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -146,6 +154,12 @@ func (f *Follower) follow(ctx context.Context, ap *applier, logger *slog.Logger)
 			return
 		case <-tick.C:
 		}
+	}
+}
+
+func (f *Follower) moved() {
+	if f.Moved != nil {
+		f.Moved()
 	}
 }
 

@@ -142,7 +142,7 @@ func (tx *Tx) DecidePlan(d PlanDecision) (*atoll.Approval, error) {
 	if err := tx.AddEvent(atoll.Event{Actor: d.User, Action: "plan." + verb, Repo: p.Repo, Pull: p.Pull, Detail: detail, Source: d.Source}); err != nil {
 		return nil, err
 	}
-	// notify: TopicApproval (Repo: p.Repo, Pull: p.Pull)
+	tx.Notify(atoll.Change{Topic: atoll.TopicApproval, Repo: p.Repo, Pull: p.Pull})
 	return a, nil
 }
 

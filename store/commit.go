@@ -270,6 +270,9 @@ func (db *DB) attempt(batch []writeReq, todo []int, errs []error) (again []int, 
 	for k, i := range todo {
 		errs[i] = results[k]
 	}
+	// Only now, committed: an attempt that was lost never gets here, and
+	// a failed caller's changes went with its savepoint.
+	db.publish(tx.changes)
 	return nil, changesAfter != changesBefore
 }
 
@@ -280,8 +283,10 @@ func (tx *Tx) savepoint(fn func(*Tx) error) (ferr, sperr error) {
 	if _, err := tx.exec(`SAVEPOINT sp`); err != nil {
 		return nil, fmt.Errorf("store savepoint: %w", err)
 	}
+	mark := len(tx.changes)
 	ferr = fn(tx)
 	if ferr != nil {
+		tx.changes = tx.changes[:mark] // undone with the savepoint
 		if _, err := tx.exec(`ROLLBACK TO sp`); err != nil {
 			return ferr, fmt.Errorf("store rollback: %w", err)
 		}

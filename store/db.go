@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"modernc.org/sqlite" // also registers the "sqlite" driver
+
+	"github.com/atollhq/atoll"
 )
 
 //go:embed migrations/*.sql
@@ -62,6 +64,11 @@ type DB struct {
 	// the application's checkpoints would only repeat that work inside the
 	// commit path. Without a replicator the WAL would grow without bound.
 	NoAutoCheckpoint bool
+
+	// Changes, if set (before Open), is told of every committed change that
+	// a transaction notified (Tx.Notify), once, after its COMMIT: the
+	// dashboard's live pages listen to it.
+	Changes atoll.ChangeService
 }
 
 // NewDB returns a DB for the file at path; call Open before use.
@@ -232,6 +239,13 @@ type Tx struct {
 	// webhooks runs the same few statements many times, and preparing costs
 	// as much as running them.
 	stmts map[string]*sql.Stmt
+	// changes are what the transaction's callers notified (Notify), to be
+	// published once it is committed; pulls caches pullRef.
+	changes []atoll.Change
+	pulls   map[int64]struct {
+		repo   string
+		number int
+	}
 }
 
 // Now is the transaction's timestamp.

@@ -68,6 +68,6 @@ func (tx *Tx) SetFreeze(on bool, user, reason, source string) (atoll.Freeze, err
 	if err := tx.AddEvent(atoll.Event{Actor: user, Action: action, Detail: detail, Source: source}); err != nil {
 		return f, err
 	}
-	// notify: TopicFreeze
+	tx.Notify(atoll.Change{Topic: atoll.TopicFreeze})
 	return f, nil
 }

@@ -29,6 +29,7 @@ func (tx *Tx) InsertJob(j *atoll.Job) error {
 	if err != nil {
 		return fmt.Errorf("store insert job: %w", err)
 	}
+	tx.notifyPull(atoll.TopicJob, j.PullID, j.ID)
 	return nil
 }
 
@@ -41,6 +42,7 @@ func (tx *Tx) StartJob(id int64) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return atoll.Errorf(atoll.ECONFLICT, "Job %d is not queued.", id)
 	}
+	tx.notifyJob(id)
 	return nil
 }
 
@@ -56,6 +58,7 @@ func (tx *Tx) FinishJob(id int64, state, msg string, summary *atoll.Summary) err
 	if err != nil {
 		return fmt.Errorf("store finish job %d: %w", id, err)
 	}
+	tx.notifyJob(id)
 	return nil
 }
 

@@ -31,6 +31,7 @@ func (tx *Tx) AddComment(pullID int64, author, body string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("store add comment: %w", err)
 	}
+	tx.notifyPull(atoll.TopicPull, pullID, 0)
 	return id, nil
 }
 
@@ -38,6 +39,10 @@ func (tx *Tx) AddComment(pullID int64, author, body string) (int64, error) {
 func (tx *Tx) UpdateComment(id int64, body string) error {
 	if _, err := tx.exec(`UPDATE comments SET body = ?, updated_at = ? WHERE id = ?`, body, ts(tx.now), id); err != nil {
 		return fmt.Errorf("store update comment %d: %w", id, err)
+	}
+	var pullID int64
+	if err := tx.queryRow(`SELECT pull_id FROM comments WHERE id = ?`, id).Scan(&pullID); err == nil {
+		tx.notifyPull(atoll.TopicPull, pullID, 0)
 	}
 	return nil
 }
@@ -51,6 +56,7 @@ func (tx *Tx) HideComments(pullID int64, author, marker string, keep ...int64) e
 	if err != nil {
 		return fmt.Errorf("store hide comments: %w", err)
 	}
+	tx.notifyPull(atoll.TopicPull, pullID, 0)
 	return nil
 }
 
@@ -92,6 +98,10 @@ func (tx *Tx) SetStatus(repoID int64, st CommitStatus) error {
 	if err != nil {
 		return fmt.Errorf("store set status %s: %w", st.Context, err)
 	}
+	var repo string
+	if err := tx.queryRow(`SELECT owner || '/' || name FROM repos WHERE id = ?`, repoID).Scan(&repo); err == nil {
+		tx.Notify(atoll.Change{Topic: atoll.TopicPull, Repo: repo})
+	}
 	return nil
 }
 
@@ -118,6 +128,7 @@ func (tx *Tx) Approve(pullID int64, user string) error {
 	if _, err := tx.exec(`INSERT OR IGNORE INTO approvals (pull_id, user, created_at) VALUES (?, ?, ?)`, pullID, user, ts(tx.now)); err != nil {
 		return fmt.Errorf("store approve pull %d: %w", pullID, err)
 	}
+	tx.notifyPull(atoll.TopicPull, pullID, 0)
 	return nil
 }
 

@@ -48,6 +48,7 @@ func (tx *Tx) TakeLock(projectID, pullID int64, user string) (*atoll.Lock, error
 	if _, err := tx.exec(`INSERT INTO locks (project_id, pull_id, user, created_at) VALUES (?, ?, ?, ?)`, projectID, pullID, user, ts(tx.now)); err != nil {
 		return nil, fmt.Errorf("store lock project %d: %w", projectID, err)
 	}
+	tx.notifyPull(atoll.TopicLock, pullID, 0)
 	return nil, nil
 }
 
@@ -115,6 +116,11 @@ func (tx *Tx) ReleaseLocks(sel LockSelector, actor, source, action, reason strin
 	ev.Actor, ev.Source, ev.Action, ev.Detail = actor, source, action, releaseDetail(reason, locks)
 	if err := tx.AddEvent(ev); err != nil {
 		return nil, err
+	}
+	if len(locks) > 0 {
+		// Their pull request's unapplied plans for them went too.
+		tx.Notify(atoll.Change{Topic: atoll.TopicLock, Repo: ev.Repo, Pull: ev.Pull})
+		tx.Notify(atoll.Change{Topic: atoll.TopicPlan, Repo: ev.Repo, Pull: ev.Pull})
 	}
 	return locks, nil
 }

@@ -38,6 +38,7 @@ func (tx *Tx) InsertPlan(p *atoll.Plan) error {
 	if err != nil {
 		return fmt.Errorf("store insert plan for job %d: %w", p.JobID, err)
 	}
+	tx.notifyPull(atoll.TopicPlan, p.PullID, p.JobID)
 	return nil
 }
 
@@ -54,6 +55,10 @@ func (tx *Tx) MarkPlanApplied(id int64) error {
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("store mark plan %d applied: %w", id, err)
 	} else if n == 1 {
+		var pullID int64
+		if err := tx.queryRow(`SELECT pull_id FROM plans WHERE id = ?`, id).Scan(&pullID); err == nil {
+			tx.notifyPull(atoll.TopicPlan, pullID, 0)
+		}
 		return nil
 	}
 	var applied, discarded sql.NullInt64
@@ -83,6 +88,7 @@ func (tx *Tx) DiscardPlans(pullID int64) error {
 	if _, err := tx.exec(`UPDATE plans SET discarded_at = ? WHERE pull_id = ? AND applied_at IS NULL AND discarded_at IS NULL`, ts(tx.now), pullID); err != nil {
 		return fmt.Errorf("store discard plans of pull %d: %w", pullID, err)
 	}
+	tx.notifyPull(atoll.TopicPlan, pullID, 0)
 	return nil
 }
 

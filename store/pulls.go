@@ -34,6 +34,7 @@ func (tx *Tx) UpsertPull(repoID int64, p atoll.Pull) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("store upsert pull %d: %w", p.Number, err)
 	}
+	tx.notifyPull(atoll.TopicPull, id, 0)
 	return id, nil
 }
 
@@ -79,6 +80,7 @@ func (tx *Tx) SetPullState(id int64, state string) error {
 	if _, err := tx.exec(`UPDATE pulls SET state = ?, updated_at = ? WHERE id = ?`, state, ts(tx.now), id); err != nil {
 		return fmt.Errorf("store set pull %d state: %w", id, err)
 	}
+	tx.notifyPull(atoll.TopicPull, id, 0)
 	return nil
 }
 

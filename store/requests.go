@@ -33,6 +33,7 @@ func (tx *Tx) InsertRequest(r *atoll.Request) error {
 	if err != nil {
 		return fmt.Errorf("store insert request: %w", err)
 	}
+	tx.notifyPull(atoll.TopicJob, r.PullID, 0)
 	return nil
 }
 
@@ -75,6 +76,7 @@ func (db *DB) ClaimRequest(ctx context.Context, node string) (*atoll.Request, er
 			return fmt.Errorf("store claim request %d: %w", q.ID, err)
 		}
 		q.State, q.StartedAt = atoll.RequestRunning, &tx.now
+		tx.notifyPull(atoll.TopicJob, q.PullID, 0)
 		out = q
 		return nil
 	})
@@ -95,6 +97,10 @@ func (tx *Tx) FinishRequest(id int64, state, msg string) error {
 	if _, err := tx.exec(`UPDATE requests SET state = ?, error = ?, finished_at = ?, claimed_by = CASE WHEN ? = 'queued' THEN '' ELSE claimed_by END WHERE id = ?`,
 		state, msg, finished, state, id); err != nil {
 		return fmt.Errorf("store finish request %d: %w", id, err)
+	}
+	var pullID int64
+	if err := tx.queryRow(`SELECT pull_id FROM requests WHERE id = ?`, id).Scan(&pullID); err == nil {
+		tx.notifyPull(atoll.TopicJob, pullID, 0)
 	}
 	return nil
 }
@@ -128,8 +134,12 @@ func (tx *Tx) RequeueRunning() ([]*atoll.Job, error) {
 		}
 		j.State, j.Error = atoll.JobInterrupted, msg
 	}
-	if _, err := tx.exec(`UPDATE requests SET state = 'queued', claimed_by = '' WHERE state = 'running'`); err != nil {
+	res, err := tx.exec(`UPDATE requests SET state = 'queued', claimed_by = '' WHERE state = 'running'`)
+	if err != nil {
 		return nil, fmt.Errorf("store requeue requests: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		tx.Notify(atoll.Change{Topic: atoll.TopicJob})
 	}
 	return jobs, nil
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/ansi"
 	"github.com/atollhq/atoll/store"
 )
 
@@ -105,7 +106,7 @@ const snippetWidth = 200
 // Matching ignores case and treats a phrase's spaces and punctuation
 // loosely, as the index does; templ escapes every piece.
 func Snippet(text string, terms []string) []Piece {
-	text = logText(text)
+	text = ansi.Strip(text)
 	re := termsPattern(terms)
 	locs := [][]int(nil)
 	if re != nil {

@@ -10,7 +10,6 @@ package templates
 import (
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -39,20 +38,6 @@ type Meta struct {
 	FlashOK bool
 }
 
-// PullRow is one pull request of the index.
-type PullRow struct {
-	Pull     *atoll.Pull
-	Projects []atoll.Project
-}
-
-// IndexPage is the control page: pull requests, recent jobs and locks.
-type IndexPage struct {
-	Meta  Meta
-	Pulls []PullRow
-	Jobs  []*atoll.Job
-	Locks []*atoll.Lock
-}
-
 // PullPage shows one pull request.
 type PullPage struct {
 	Meta     Meta
@@ -70,13 +55,6 @@ type PullPage struct {
 	// Busy is true while a request of the pull request is queued or
 	// running: its reply may not have a job yet.
 	Busy bool
-}
-
-// JobPage shows one job and its log.
-type JobPage struct {
-	Meta  Meta
-	Job   *atoll.Job
-	Lines []atoll.LogLine
 }
 
 // ErrorPage explains why a page cannot be shown.
@@ -171,15 +149,7 @@ func lockLabel(l *atoll.Lock) string {
 	return l.Repo + " " + lockProject(l) + " (#" + strconv.Itoa(l.Pull) + ")"
 }
 
-func projectNames(ps []atoll.Project) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.Label()
-	}
-	return out
-}
-
-// live reports whether a job can still change, so its page refreshes.
+// live reports whether a job can still change.
 func live(j *atoll.Job) bool { return !j.Final() }
 
 // commitStatusClass maps a commit status state to a badge class.
@@ -189,16 +159,6 @@ func commitStatusClass(state string) string {
 		return "badge-" + state
 	}
 	return "badge-pending"
-}
-
-var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
-
-// logText strips terminal escape sequences from a log line.
-func logText(s string) string {
-	if strings.IndexByte(s, 0x1b) < 0 {
-		return s
-	}
-	return ansi.ReplaceAllString(s, "")
 }
 
 func statusTitle(status int) string {
@@ -228,14 +188,6 @@ func summaryTitle(s *atoll.Summary) string {
 		t += fmt.Sprintf(", %d to import", s.Import)
 	}
 	return t
-}
-
-// jobRefresh is how often a job's page reloads: every 2s until it is final.
-func jobRefresh(j *atoll.Job) int {
-	if live(j) {
-		return 2
-	}
-	return 0
 }
 
 // pullRefresh reloads a pull request's page while any of its requests or

@@ -82,7 +82,7 @@ type liveServer struct {
 	logs *logBuffer
 }
 
-func startLiveServer(t *testing.T, configure func(*web.Server)) *liveServer {
+func startLiveServer(t testing.TB, configure func(*web.Server)) *liveServer {
 	t.Helper()
 	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
 	if err := db.Open(context.Background()); err != nil {
@@ -132,4 +132,17 @@ func asUser(h http.Handler, u *atoll.User) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// liveAuth is the header that signs a client of startLiveServer in.
+func liveAuth() http.Header { return http.Header{"Authorization": {"Bearer " + liveSecret}} }
+
+// liveGet is http.Get signed in to a startLiveServer server.
+func liveGet(client *http.Client, url string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = liveAuth()
+	return client.Do(req)
 }

@@ -13,77 +13,15 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/assets"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/templates"
 )
 
-// indexPulls and indexJobs bound the index's tables.
-const (
-	indexPulls = 100
-	indexJobs  = 50
-)
-
-// pageRoutes registers the HTML control pages and their static files. Pages
-// only read; the buttons and the comment box call the JSON API from
-// assets/atoll.js.
+// pageRoutes registers the static files and the not-found page; each page
+// registers its own route next to its handler.
 func (s *Server) pageRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /{$}", s.handleIndexPage)
 	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	mux.HandleFunc("GET /jobs/{id}", s.handleJobPage)
 	mux.HandleFunc("GET /assets/", s.handleAsset)
 	mux.HandleFunc("GET /", s.handleNotFoundPage)
-}
-
-// handleIndexPage shows pull requests, recent jobs and locks.
-func (s *Server) handleIndexPage(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	pulls, err := s.DB.Pulls(ctx, atoll.PullFilter{})
-	if err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	if len(pulls) > indexPulls {
-		pulls = pulls[:indexPulls]
-	}
-	page := templates.IndexPage{Meta: s.pageMeta(r.Context()), Pulls: make([]templates.PullRow, 0, len(pulls))}
-	for _, p := range pulls {
-		projects, err := s.DB.PullProjects(ctx, p.ID)
-		if err != nil {
-			s.pageError(w, r, err)
-			return
-		}
-		page.Pulls = append(page.Pulls, templates.PullRow{Pull: p, Projects: projects})
-	}
-	if page.Jobs, err = s.DB.Jobs(ctx, atoll.JobFilter{Limit: indexJobs}); err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	if page.Locks, err = s.DB.Locks(ctx); err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	s.renderPage(w, r, http.StatusOK, templates.Index(page))
-}
-
-// handleJobPage shows one job and its whole log.
-func (s *Server) handleJobPage(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	id, err := store.ParseID(r.PathValue("id"))
-	if err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	job, err := s.DB.Job(ctx, id)
-	if err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	lines, err := s.DB.Logs(ctx, job.ID, 0, 0)
-	if err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	s.renderPage(w, r, http.StatusOK, templates.Job(templates.JobPage{Meta: s.pageMeta(r.Context()), Job: job, Lines: lines}))
 }
 
 // handleNotFoundPage answers every GET no other route matches: an HTML page,

@@ -153,29 +153,6 @@ func wantContains(t *testing.T, body string, subs ...string) {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-func TestIndexPage(t *testing.T) {
-	f := newPageFixture(t)
-	res, body := f.get(t, "/")
-	wantHTML(t, res, http.StatusOK)
-	wantContains(t, body,
-		"v9.9.9", "node-a",
-		// The pull request, linked, with its escaped title and projects.
-		`href="/repos/acme/infra/pulls/7"`, "#7", "Add &lt;b&gt;bucket&lt;/b&gt;", "alice", "0123456", "staging/default",
-		// Both jobs, linked, with state badges and the plan summary.
-		`href="/jobs/`+itoa(f.doneJob)+`"`, `href="/jobs/`+itoa(f.liveJob)+`"`,
-		"badge-succeeded", "badge-running", `<span class="add">+2</span>`, `<span class="chg">~1</span>`, `<span class="del">-3</span>`,
-		"acme/infra#7",
-		// The lock with its unlock button.
-		`data-unlock="`+itoa(f.lockID)+`"`,
-		"/assets/atoll.js", "/assets/atoll.css", `data-refresh="5"`)
-	if strings.Contains(body, "<b>bucket</b>") {
-		t.Error("pull request title is not escaped")
-	}
-	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
-		t.Errorf("CSP = %q", csp)
-	}
-}
-
 func TestPullPage(t *testing.T) {
 	f := newPageFixture(t)
 	res, body := f.get(t, "/repos/acme/infra/pulls/7")
@@ -194,44 +171,20 @@ func TestPullPage(t *testing.T) {
 		// The outdated comment is collapsed.
 		`<details class="comment hidden">`, "hidden as outdated",
 		// The comment box.
-		`data-comment-url="/api/v1/repos/acme/infra/pulls/7/comments"`, `name="body"`, "atlantis plan -d staging",
-		// A job is running: the page refreshes.
-		`data-refresh="5"`)
+		`data-comment-url="/api/v1/repos/acme/infra/pulls/7/comments"`, `name="body"`, "atlantis plan -d staging")
+	// Pages never reload themselves (live.js updates them in place).
+	if strings.Contains(body, "data-refresh") || strings.Contains(body, `http-equiv="refresh"`) {
+		t.Error("the page reloads itself")
+	}
 	for _, raw := range []string{"<script>alert(1)", "<img src=x", "<iframe", "<b>bucket"} {
 		if strings.Contains(body, raw) {
 			t.Errorf("page contains raw %q", raw)
 		}
 	}
-	// Only our own two files: no inline script (the CSP forbids it).
-	if n := strings.Count(body, "<script"); n != 2 || strings.Count(body, `<script src="/assets/`) != 2 {
-		t.Errorf("page has %d script tags, want only htmx.min.js and atoll.js", n)
+	// Only our own files: no inline script (the CSP forbids it).
+	if n := strings.Count(body, "<script"); n != 3 || strings.Count(body, `<script src="/assets/`) != 3 {
+		t.Errorf("page has %d script tags, want only htmx.min.js, atoll.js and live.js", n)
 	}
-}
-
-func TestJobPage(t *testing.T) {
-	f := newPageFixture(t)
-	res, body := f.get(t, "/jobs/"+itoa(f.doneJob))
-	wantHTML(t, res, http.StatusOK)
-	wantContains(t, body, `href="/"`, `href="/repos/acme/infra/pulls/7"`, "badge-succeeded",
-		`<span class="add">+2</span>`, `class="s-stderr"`, `class="s-atoll"`, "Warning: &lt;deprecated&gt;", `data-refresh="0"`)
-	last := -1
-	for _, line := range []string{"$ terraform init", "first line", "Warning: &lt;deprecated&gt;", "Plan: 2 to add, 1 to change, 3 to destroy."} {
-		i := strings.Index(body, line)
-		if i < 0 {
-			t.Fatalf("log line %q missing", line)
-		}
-		if i < last {
-			t.Errorf("log line %q out of order", line)
-		}
-		last = i
-	}
-	if strings.Contains(body, `http-equiv="refresh"`) {
-		t.Error("finished job page refreshes itself")
-	}
-
-	res, body = f.get(t, "/jobs/"+itoa(f.liveJob))
-	wantHTML(t, res, http.StatusOK)
-	wantContains(t, body, "badge-running", `http-equiv="refresh"`, `data-refresh="2"`, "No output yet.")
 }
 
 func TestPageErrors(t *testing.T) {

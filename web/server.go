@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/atollhq/atoll"
@@ -41,6 +42,8 @@ type Server struct {
 	// Cluster reports this node's role (nil: a single node, always active).
 	// A standby forwards what it does not serve itself to the active.
 	Cluster atoll.NodeService
+	// Changes tells the live pages what changed (nil: DB.Changes, if any).
+	Changes atoll.ChangeService
 
 	// ReadTimeout, WriteTimeout and IdleTimeout bound every connection, so
 	// that slow or idle clients cannot hold sockets (zero means 30 s, 60 s
@@ -56,8 +59,12 @@ type Server struct {
 
 	budget *byteBudget
 	warns  *warnLimiter
-	server *http.Server
-	ln     net.Listener
+	// streamsEnd is closed by Shutdown: long-lived responses (the change
+	// stream) end, as Shutdown waits for every response.
+	streamsEnd  chan struct{}
+	streamsOnce sync.Once
+	server      *http.Server
+	ln          net.Listener
 }
 
 // maxBody bounds request bodies; GitHub caps webhook payloads at 25 MB.
@@ -101,7 +108,6 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/v1/jobs", s.handleJobs)
 	mux.HandleFunc("GET /api/v1/jobs/{id}", s.handleJob)
 	mux.HandleFunc("GET /api/v1/jobs/{id}/log", s.handleJobLog)
-	mux.HandleFunc("GET /jobs/{id}/ws", s.handleJobWS)
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	// Atlantis's API, under its own paths too for drop-in clients.
 	for _, prefix := range []string{"/api/v1", "/api"} {
@@ -113,6 +119,7 @@ func (s *Server) Handler() http.Handler {
 	s.pageRoutes(mux)
 	s.pullRoutes(mux)
 	s.authRoutes(mux)
+	s.liveRoutes(mux)
 	return s.logRequests(securityHeaders(s.forwardToActive(guardMutations(withFlash(s.identify(s.gate(mux)))))))
 }
 
@@ -131,6 +138,7 @@ func (s *Server) Listen(addr string) error {
 		WriteTimeout:      orDefault(s.WriteTimeout, defaultWriteTimeout),
 		IdleTimeout:       orDefault(s.IdleTimeout, defaultIdleTimeout),
 	}
+	s.server.RegisterOnShutdown(s.endStreams)
 	return nil
 }
 

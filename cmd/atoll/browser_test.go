@@ -279,9 +279,9 @@ func TestBrowserDemoTour(t *testing.T) {
 
 	// The job page: Terraform's output.
 	b.clickUntil("open the job", chromedp.CSS(`a[href="`+jobPath+`"]`), `location.pathname === `+jsString(jobPath))
-	b.waitFor("the job log", `document.querySelector('pre.log') &&
-		document.querySelector('pre.log').innerText.includes('terraform_data.app') &&
-		document.querySelector('pre.log').innerText.includes('Plan: ')`)
+	b.waitFor("the job log", `document.querySelector('#log') &&
+		document.querySelector('#log').innerText.includes('terraform_data.app') &&
+		document.querySelector('#log').innerText.includes('Plan: ')`)
 
 	// Back on the pull request, plan production with the comment box.
 	b.clickUntil("back to the pull request", chromedp.CSS(`.crumbs a[href="`+pullPath+`"]`),

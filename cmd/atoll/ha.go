@@ -68,7 +68,7 @@ func (m *Main) startNode(ctx context.Context, port string) error {
 	}
 	m.Node = node.New(node.Config{
 		ID: c.NodeID, AdvertiseURL: m.advertiseURL(port), Version: Version, ReplicaURL: c.ReplicaURL,
-		Client: client, Leaser: leaser, TTL: c.LeaseTTL, DB: m.DB, Logger: m.Logger,
+		Client: client, Leaser: leaser, TTL: c.LeaseTTL, DB: m.DB, Logger: m.Logger, Changes: m.Changes,
 		Activate: func(ctx context.Context, epoch int64) error {
 			// Only the active node writes: the admin account is set here.
 			if err := m.bootstrapAdmin(ctx); err != nil {

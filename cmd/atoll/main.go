@@ -21,6 +21,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/demo"
 	"github.com/atollhq/atoll/git"
+	"github.com/atollhq/atoll/inmem"
 	"github.com/atollhq/atoll/node"
 	"github.com/atollhq/atoll/procs"
 	"github.com/atollhq/atoll/runner"
@@ -148,6 +149,8 @@ type Main struct {
 	Node *node.Node
 	// Stderr receives the one-time admin password (default os.Stderr).
 	Stderr io.Writer
+	// Changes carries committed changes to the live pages.
+	Changes *inmem.Changes
 
 	serveErr   chan error
 	stopPruner func()
@@ -199,6 +202,8 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.DB = store.NewDB(filepath.Join(dataDir, "atoll.db"))
+	m.Changes = inmem.NewChanges()
+	m.DB.Changes = m.Changes
 	// A node of a pair opens its database when it becomes the active one.
 	if c.ReplicaURL == "" {
 		if err := m.DB.Open(ctx); err != nil {
@@ -210,7 +215,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	srv := &web.Server{DB: m.DB, Providers: providers, Logger: m.Logger, Version: Version, Node: c.NodeID,
-		APISecret: c.APISecret, Demo: c.Demo, ApprovalTTL: c.ApprovalTTL, OIDC: c.oidc()}
+		APISecret: c.APISecret, Demo: c.Demo, ApprovalTTL: c.ApprovalTTL, OIDC: c.oidc(), Changes: m.Changes}
 	if err := srv.Listen(c.listenAddr()); err != nil {
 		return err
 	}

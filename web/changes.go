@@ -1,0 +1,69 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/atollhq/atoll"
+)
+
+// sseHeartbeat is how often an idle change stream sends a comment, so that
+// proxies keep it open and a dead client is noticed.
+const sseHeartbeat = 15 * time.Second
+
+// handleChanges streams committed changes as Server-Sent Events: one event
+// per atoll.Change, as JSON (`data: {"topic":"job",...}`), and a comment
+// every sseHeartbeat. A Change with Topic "" means the page must re-read
+// everything: the stream fell behind. Changes are not kept: a client that
+// reconnects re-reads what it shows (assets/live.js does).
+func (s *Server) handleChanges(w http.ResponseWriter, r *http.Request) {
+	if s.Changes == nil {
+		s.error(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "Live updates are not available on this server."))
+		return
+	}
+	changes, cancel := s.Changes.Subscribe()
+	defer cancel()
+	rc := http.NewResponseController(w)
+	// The stream outlives the server's timeouts; each write sets its own
+	// deadline instead, so a client that stops reading is dropped.
+	liftDeadlines(w, time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	w.WriteHeader(http.StatusOK)
+	write := func(b []byte) bool {
+		rc.SetWriteDeadline(time.Now().Add(wsWrite))
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	// retry: how long the browser waits before reconnecting.
+	if !write([]byte("retry: 2000\n: connected\n\n")) {
+		return
+	}
+	heartbeat := time.NewTicker(sseHeartbeat)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case c, ok := <-changes:
+			if !ok {
+				return
+			}
+			b, _ := json.Marshal(c)
+			if !write(append(append([]byte("data: "), b...), '\n', '\n')) {
+				return
+			}
+		case <-heartbeat.C:
+			if !write([]byte(": heartbeat\n\n")) {
+				return
+			}
+		case <-s.streamsEnd:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
