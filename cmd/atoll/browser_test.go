@@ -210,7 +210,6 @@ func (b *browser) clickUntil(what string, sel chromedp.CSS, js string) {
 	b.t.Fatalf("%s: clicking %s did not lead there (last click error: %v); page:\n%s", what, sel, lastErr, b.pageText())
 }
 
-// pageText is the current URL and visible text, for failure messages.
 // signIn opens url signed out, which must lead to the login form, and
 // signs in there as the admin account.
 func (b *browser) signIn(url string) {
@@ -224,6 +223,7 @@ func (b *browser) signIn(url string) {
 	b.waitFor("signed in", `location.pathname !== '/login' && document.querySelector('form.signout')`)
 }
 
+// pageText is the current URL and visible text, for failure messages.
 func (b *browser) pageText() string {
 	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
 	defer cancel()
