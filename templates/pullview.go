@@ -200,45 +200,21 @@ func changeSymbol(change string) string {
 	return " "
 }
 
-func changedResources(p *planview.Plan) []planview.Resource {
-	var out []planview.Resource
-	for _, r := range p.Resources {
-		if r.Changed() {
-			out = append(out, r)
+// changedOnly keeps what changes (changed true) or what does not.
+func changedOnly[T interface{ Changed() bool }](all []T, changed bool) []T {
+	var out []T
+	for _, x := range all {
+		if x.Changed() == changed {
+			out = append(out, x)
 		}
 	}
 	return out
 }
 
-func unchangedResources(p *planview.Plan) []planview.Resource {
-	var out []planview.Resource
-	for _, r := range p.Resources {
-		if !r.Changed() {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func changedOutputs(p *planview.Plan) []planview.Output {
-	var out []planview.Output
-	for _, o := range p.Outputs {
-		if o.Changed() {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
-func unchangedOutputs(p *planview.Plan) []planview.Output {
-	var out []planview.Output
-	for _, o := range p.Outputs {
-		if !o.Changed() {
-			out = append(out, o)
-		}
-	}
-	return out
-}
+func changedResources(p *planview.Plan) []planview.Resource   { return changedOnly(p.Resources, true) }
+func unchangedResources(p *planview.Plan) []planview.Resource { return changedOnly(p.Resources, false) }
+func changedOutputs(p *planview.Plan) []planview.Output       { return changedOnly(p.Outputs, true) }
+func unchangedOutputs(p *planview.Plan) []planview.Output     { return changedOnly(p.Outputs, false) }
 
 func valueText(v *planview.Value) string {
 	if v == nil {

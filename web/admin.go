@@ -137,12 +137,7 @@ func (s *Server) handleSetUserRole(w http.ResponseWriter, r *http.Request) {
 
 // handleDisableUser disables (disabled=true) or enables a user.
 func (s *Server) handleDisableUser(w http.ResponseWriter, r *http.Request) {
-	id, err := formUserID(r)
-	if err != nil {
-		s.failed(w, r, "/admin", err)
-		return
-	}
-	a, err := s.DB.UserByID(r.Context(), id)
+	id, a, err := s.formUser(r)
 	if err != nil {
 		s.failed(w, r, "/admin", err)
 		return
@@ -157,12 +152,7 @@ func (s *Server) handleDisableUser(w http.ResponseWriter, r *http.Request) {
 
 // handleDeleteUser deletes a user with its sessions and API tokens.
 func (s *Server) handleDeleteUser(w http.ResponseWriter, r *http.Request) {
-	id, err := formUserID(r)
-	if err != nil {
-		s.failed(w, r, "/admin", err)
-		return
-	}
-	a, err := s.DB.UserByID(r.Context(), id)
+	id, a, err := s.formUser(r)
 	if err != nil {
 		s.failed(w, r, "/admin", err)
 		return
@@ -223,4 +213,14 @@ func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request) {
 	}
 	msg := "Revoked the token " + t.Name + " of " + t.User + "."
 	s.done(w, r, "/admin", msg, nil, map[string]string{"message": msg})
+}
+
+// formUser is the user the admin form's path names.
+func (s *Server) formUser(r *http.Request) (int64, *store.Account, error) {
+	id, err := formUserID(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	a, err := s.DB.UserByID(r.Context(), id)
+	return id, a, err
 }
