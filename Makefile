@@ -71,6 +71,8 @@ bench: $(TERRAFORM)
 	$(GO) test -run '^$$' -bench ReplicatedCommit -benchtime 200x ./replica
 	$(GO) test -run '^$$' -bench ParseComment -benchtime 5x ./templates
 	$(GO) test -run '^$$' -bench 'JobHistory|SearchLogs|HistoryPages' -benchtime 50x ./store ./web
+	$(GO) test -run '^$$' -bench 'JobLogDownload|ChangesFanOut' -benchtime 5x ./web
+	$(GO) test -run '^$$' -bench JobLogFanOut -benchtime 1x ./web
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench Failover -benchtime 50x -timeout 60m ./cmd/atoll
 
 generate:
