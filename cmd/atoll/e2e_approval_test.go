@@ -3,11 +3,13 @@ package main_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/atollhq/atoll"
 	main "github.com/atollhq/atoll/cmd/atoll"
@@ -111,16 +113,33 @@ func TestDemoApprovalFreezeAndApply(t *testing.T) {
 	}
 	demoWaitIdle(t, m)
 
-	// Approved through the API by an operator (the signed-in user in the
-	// context, as the authentication middleware puts it).
-	body := `{"decision":"approve","reason":"checked the diff"}`
-	req := httptest.NewRequest(http.MethodPost, fmt.Sprintf("/api/v1/plans/%d/approvals", planID), strings.NewReader(body))
+	// Approved through the API by an operator: a local account "bob",
+	// signed in with basic auth over the real server.
+	hash, err := bcrypt.GenerateFromPassword([]byte("bob-password"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.DB.Update(ctx, func(tx *store.Tx) error {
+		_, err := tx.CreateUser(store.NewUser{Name: "bob", Role: atoll.RoleOperator, Source: store.SourceLocal, PasswordHash: string(hash)})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/api/v1/plans/%d/approvals", m.URL, planID),
+		strings.NewReader(`{"decision":"approve","reason":"checked the diff"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	req.Header.Set("Content-Type", "application/json")
-	req = req.WithContext(atoll.NewContextWithUser(req.Context(), &atoll.User{Name: "bob", Role: atoll.RoleOperator}))
-	rec := httptest.NewRecorder()
-	m.Server.Handler().ServeHTTP(rec, req)
-	if rec.Code != http.StatusCreated {
-		t.Fatalf("approve = %d %s", rec.Code, rec.Body)
+	req.SetBasicAuth("bob", "bob-password")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("approve = %d %s", res.StatusCode, answer)
 	}
 
 	// Now it applies (the approval is also the local pull request's review
