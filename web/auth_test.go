@@ -405,3 +405,31 @@ func TestSecretsStayOutOfDatabaseAndLogs(t *testing.T) {
 		}
 	}
 }
+
+// The admin page has the apply freeze and links the audit log; the freeze
+// form brings a plain form post back to it.
+func TestAdminPageFreezeAndAudit(t *testing.T) {
+	f := newAuthFixture(t, nil)
+	h := append(bearer(f.tokens[atoll.RoleAdmin]), "Accept", "text/html")
+	res, page := f.do(t, "GET", "/admin", "", h...)
+	if res.StatusCode != 200 {
+		t.Fatalf("admin page: %d", res.StatusCode)
+	}
+	for _, want := range []string{`href="/audit" id="admin-audit-link"`, `<section class="card freeze" id="freeze">`,
+		`action="/admin/freeze"`, `name="back" value="/admin"`, "Freeze applies"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("admin page lacks %q", want)
+		}
+	}
+	form := url.Values{"on": {"1"}, "reason": {"release day"}, "back": {"/admin"}}.Encode()
+	res, _ = f.do(t, "POST", "/admin/freeze", form, append(h, "Content-Type", "application/x-www-form-urlencoded")...)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/admin" {
+		t.Fatalf("freeze from the admin page: %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	if fr, err := f.db.Freeze(context.Background()); err != nil || !fr.On || fr.By != "admin-user" {
+		t.Fatalf("freeze = %+v, %v", fr, err)
+	}
+	if _, page = f.do(t, "GET", "/admin", "", h...); !strings.Contains(page, "Lift the freeze") {
+		t.Error("the admin page does not offer to lift the freeze")
+	}
+}
