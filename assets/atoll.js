@@ -80,37 +80,22 @@
 			});
 	});
 
-	// Comment box: <form data-comment-url="..."> with a textarea name=body.
-	document.addEventListener("submit", function (ev) {
-		var form = ev.target.closest("form[data-comment-url]");
-		if (!form) return;
-		ev.preventDefault();
-		var area = form.querySelector("textarea[name=body]");
-		var btn = form.querySelector("button[type=submit]");
-		var flash = form.querySelector(".flash");
-		var text = area.value;
-		if (!text.trim()) {
-			show(flash, "Write a comment first, e.g. atlantis plan.");
-			return;
+	// Comment box: <form data-comment-form> posts with htmx (or as a plain
+	// form); once posted, the box is emptied. The comment appears through
+	// the page's live conversation section, the outcome in the form.
+	document.addEventListener("htmx:afterRequest", function (ev) {
+		var form = ev.detail && ev.detail.elt;
+		if (!form || !form.matches || !form.matches("form[data-comment-form]")) return;
+		if (ev.detail.successful) {
+			var area = form.querySelector("textarea[name=body]");
+			if (area) area.value = "";
 		}
-		btn.disabled = true;
-		show(flash, "");
-		api("POST", form.getAttribute("data-comment-url"), { body: text })
-			.then(function (data) {
-				area.value = "";
-				show(flash, data && data.queued ? "Queued. Reloading…" : "Posted. Reloading…", true);
-				setTimeout(function () { location.reload(); }, 1200);
-			})
-			.catch(function (err) {
-				show(flash, err.message);
-				btn.disabled = false;
-			});
 	});
 
 	// Ctrl/Cmd+Enter in the comment box submits it.
 	document.addEventListener("keydown", function (ev) {
 		if (ev.key !== "Enter" || !(ev.ctrlKey || ev.metaKey)) return;
-		var area = ev.target.closest("form[data-comment-url] textarea");
+		var area = ev.target.closest("form[data-comment-form] textarea");
 		if (area) area.form.requestSubmit();
 	});
 })();

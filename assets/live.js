@@ -9,7 +9,8 @@
 	// ---- Sections: [data-live-topics] with hx-get and hx-trigger="atoll:changed".
 	// data-live-topics lists the change topics that concern the section;
 	// data-live-job, data-live-repo and data-live-pull narrow it to one job
-	// or pull request. A change with topic "" (the stream fell behind) or
+	// or pull request (the pull request page's sections and its command
+	// notices name theirs). A change with topic "" (the stream fell behind) or
 	// "node" (this node's role changed, or a standby's copy moved on)
 	// concerns every section.
 
@@ -33,29 +34,24 @@
 		return true;
 	}
 
-	// editing reports whether the user is typing or selecting: a whole
-	// <main> is not swapped under them.
-	function editing() {
+	// editing reports whether the user is typing in el (a reason for an
+	// approval, say) or selecting text: el is not swapped under them.
+	function editing(el) {
 		var a = document.activeElement;
-		if (a && (a.tagName === "TEXTAREA" || a.tagName === "INPUT") && a.value) return true;
+		if (a && el.contains(a) && (a.tagName === "TEXTAREA" || a.tagName === "INPUT") && a.value) return true;
 		var sel = window.getSelection && window.getSelection();
-		return !!(sel && !sel.isCollapsed);
+		return !!(sel && !sel.isCollapsed && sel.anchorNode && el.contains(sel.anchorNode));
 	}
 
 	// refresh asks htmx to re-fetch el, at most once per DEBOUNCE_MS: a
-	// burst of changes costs one request. A page's <main data-live-main>
-	// (a page without sections of its own) is re-fetched from the page's
-	// own URL and swapped whole, once the user is not editing.
+	// burst of changes costs one request. While the user is editing in el
+	// it waits.
 	function refresh(el) {
 		if (pending.has(el)) return;
 		pending.set(el, setTimeout(function () {
 			pending.delete(el);
 			if (!document.body.contains(el) || !window.htmx) return;
-			if (el.hasAttribute("data-live-main")) {
-				if (editing()) { refresh(el); return; }
-				window.htmx.ajax("GET", location.pathname + location.search, { target: el, select: "main", swap: "outerHTML" });
-				return;
-			}
+			if (editing(el)) { refresh(el); return; }
 			window.htmx.trigger(el, "atoll:changed");
 		}, DEBOUNCE_MS));
 	}

@@ -88,7 +88,7 @@ func Error(d ErrorPage) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = layout(d.Meta, statusTitle(d.Status), 0).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = layout(d.Meta, statusTitle(d.Status)).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

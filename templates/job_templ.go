@@ -309,7 +309,7 @@ func Job(d JobPage) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = layout(d.Meta, "Job "+id(d.Job.ID), 0).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = layout(d.Meta, "Job "+id(d.Job.ID)).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -435,7 +435,7 @@ func Locks(d LocksPage) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = layout(d.Meta, "Locks", 0).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = layout(d.Meta, "Locks").Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -679,7 +679,7 @@ func UnlockConfirm(d UnlockConfirmPage) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = layout(d.Meta, "Confirm unlock", 0).Render(templ.WithChildren(ctx, templ_7745c5c3_Var23), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = layout(d.Meta, "Confirm unlock").Render(templ.WithChildren(ctx, templ_7745c5c3_Var23), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

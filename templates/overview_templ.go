@@ -179,7 +179,7 @@ func Overview(d OverviewPage) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = layout(d.Meta, "Overview", 0).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = layout(d.Meta, "Overview").Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

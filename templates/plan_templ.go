@@ -544,7 +544,7 @@ func PlanView(d PlanPage) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = layout(d.Meta, "Plan "+id(d.Plan.ID)+" · "+d.Pull.Repo+"#"+itoa(d.Pull.Number), 0).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = layout(d.Meta, "Plan "+id(d.Plan.ID)+" · "+d.Pull.Repo+"#"+itoa(d.Pull.Number)).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

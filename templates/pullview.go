@@ -45,15 +45,16 @@ type RequestNotice struct {
 	Request *atoll.Request
 	Command string // plan or apply
 	Jobs    []*atoll.Job
-	// Poll is the address the notice reloads its row from while the request
-	// or its jobs can still change ("" once final); Target is the id of
-	// the element it replaces.
-	Poll   string
-	Target string
+	// Live is the address of the notice alone (?section=notice), re-fetched
+	// on changes of its pull request (Repo, Pull) while the request or its
+	// jobs can still change; "" once final.
+	Live string
+	Repo string
+	Pull int
 }
 
 // Final reports whether nothing more will happen to the request.
-func (n *RequestNotice) Final() bool { return n.Poll == "" }
+func (n *RequestNotice) Final() bool { return n.Live == "" }
 
 // PlanPage shows one plan: its resource changes and outputs, redacted.
 type PlanPage struct {
@@ -80,6 +81,46 @@ func PullAnchor(projectID int64) string { return "project-" + strconv.FormatInt(
 
 // ProjectsAnchor is the id of the pull request page's projects section.
 const ProjectsAnchor = "projects"
+
+// Sections of the pull request page, each re-fetched alone
+// (?section=NAME) when a change of one of its topics arrives for the pull
+// request; PullSectionNotice is the outcome of one command
+// (?section=notice&request=N&for=ID|all).
+const (
+	PullSectionHead         = "head"
+	PullSectionStatuses     = "statuses"
+	PullSectionProjects     = "projects"
+	PullSectionJobs         = "jobs"
+	PullSectionLocks        = "locks"
+	PullSectionConversation = "conversation"
+	PullSectionNotice       = "notice"
+)
+
+// PullSections are the page's live sections, in order.
+var PullSections = []string{PullSectionHead, PullSectionStatuses, PullSectionProjects, PullSectionJobs, PullSectionLocks, PullSectionConversation}
+
+// Ids on the pull request page: the conversation's heading, the comment
+// form and the comment form's outcome area.
+const (
+	ConversationAnchor = "conversation"
+	CommentFormAnchor  = "comment"
+	CommentOutcomeID   = "comment-outcome"
+)
+
+// PullSectionPath is the address of one section of a pull request page.
+func PullSectionPath(repo string, number int, section string) string {
+	return PullPath(repo, number) + "?section=" + url.QueryEscape(section)
+}
+
+// NoticeSectionPath is the notice of request `request` sent for project
+// `of` (0: all), alone.
+func NoticeSectionPath(repo string, number int, request, of int64) string {
+	q := url.Values{"section": {PullSectionNotice}, "request": {strconv.FormatInt(request, 10)}, "for": {forValue(of)}}
+	return PullPath(repo, number) + "?" + q.Encode()
+}
+
+// CommentPath is where the pull request page's comment box posts.
+func CommentPath(repo string, number int) string { return PullPath(repo, number) + "/comment" }
 
 // CommandsPath is where the page's Plan and Apply buttons post.
 func CommandsPath(repo string, number int) string { return PullPath(repo, number) + "/commands" }

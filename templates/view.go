@@ -52,9 +52,6 @@ type PullPage struct {
 	Locks     []*atoll.Lock
 	Comments  []store.Comment
 	Approvers []string
-	// Busy is true while a request of the pull request is queued or
-	// running: its reply may not have a job yet.
-	Busy bool
 }
 
 // ErrorPage explains why a page cannot be shown.
@@ -72,12 +69,6 @@ func PullPath(repo string, number int) string {
 
 // JobPath is the page of a job.
 func JobPath(id int64) string { return "/jobs/" + strconv.FormatInt(id, 10) }
-
-// CommentsPath is the API endpoint the comment box posts to.
-func CommentsPath(repo string, number int) string {
-	owner, name, _ := strings.Cut(repo, "/")
-	return "/api/v1/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + "/pulls/" + strconv.Itoa(number) + "/comments"
-}
 
 func assetPath(m Meta, name string) string {
 	p := "/assets/" + name
@@ -188,20 +179,6 @@ func summaryTitle(s *atoll.Summary) string {
 		t += fmt.Sprintf(", %d to import", s.Import)
 	}
 	return t
-}
-
-// pullRefresh reloads a pull request's page while any of its requests or
-// jobs is live, so that the reply to a comment appears.
-func pullRefresh(d PullPage) int {
-	if d.Busy {
-		return 3
-	}
-	for _, j := range d.Jobs {
-		if live(j) {
-			return 5
-		}
-	}
-	return 0
 }
 
 func flashRole(ok bool) string {

@@ -15,7 +15,7 @@ import (
 
 // adminRoutes registers the admin page: users and API tokens (admins only).
 // Every change is an audit event by the signed-in admin.
-func (s *Server) adminRoutes(mux *http.ServeMux) {
+func (s *Server) adminRoutes(mux *routeMux) {
 	admin := func(h http.HandlerFunc) http.HandlerFunc { return s.require(atoll.RoleAdmin, h) }
 	mux.HandleFunc("GET /admin", admin(s.handleAdminPage))
 	mux.HandleFunc("POST /admin/users", admin(s.handleCreateUser))

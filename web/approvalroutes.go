@@ -1,10 +1,8 @@
 package web
 
-import "net/http"
-
 // approvalRoutes registers plan approvals, the apply freeze and the audit
 // log. Reads need a viewer, decisions an operator, the freeze an admin.
-func (s *Server) approvalRoutes(mux *http.ServeMux) {
+func (s *Server) approvalRoutes(mux *routeMux) {
 	mux.HandleFunc("POST /plans/{id}/approve", s.require(operator, s.handleApprovePlan))
 	mux.HandleFunc("POST /plans/{id}/reject", s.require(operator, s.handleRejectPlan))
 	mux.HandleFunc("GET /api/v1/plans/{id}/approvals", s.require(viewer, s.handleAPIApprovals))

@@ -95,108 +95,6 @@ func (f *authFixture) do(t *testing.T, method, path, body string, header ...stri
 
 func bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }
 
-// Every route with nobody signed in and with each role: reads need any
-// user, actions need an operator, the admin page an admin; the open routes
-// need nobody. Refused actions change nothing.
-func TestRouteAccessByRole(t *testing.T) {
-	f := newAuthFixture(t, nil)
-	lock := "/api/v1/locks/" + strconv.FormatInt(f.lockID, 10)
-	job := strconv.FormatInt(f.doneJob, 10)
-	const none = atoll.Role("")
-	type want map[atoll.Role]int
-	reads := want{none: 401, atoll.RoleViewer: 200, atoll.RoleOperator: 200, atoll.RoleAdmin: 200}
-	open := want{none: 200, atoll.RoleViewer: 200, atoll.RoleOperator: 200, atoll.RoleAdmin: 200}
-	routes := []struct {
-		method, path, body string
-		want               want
-	}{
-		{"GET", "/", "", reads},
-		{"GET", "/repos/acme/infra/pulls/7", "", reads},
-		{"GET", "/jobs/" + job, "", reads},
-		{"GET", "/no/such/page", "", want{none: 401, atoll.RoleViewer: 404, atoll.RoleOperator: 404, atoll.RoleAdmin: 404}},
-		{"GET", "/api/v1/status", "", reads},
-		{"GET", "/api/v1/locks", "", reads},
-		{"GET", "/api/v1/pulls", "", reads},
-		{"GET", "/api/v1/repos/acme/infra/pulls/7", "", reads},
-		{"GET", "/api/v1/jobs", "", reads},
-		{"GET", "/api/v1/jobs/" + job, "", reads},
-		{"GET", "/api/v1/jobs/" + job + "/log", "", reads},
-		{"GET", "/jobs/" + job + "/ws", "", want{none: 401}}, // signed in, it upgrades (web/jobws_test.go)
-		{"GET", "/api/v1/me", "", reads},
-		{"GET", "/metrics", "", reads},
-		{"GET", "/admin", "", want{none: 401, atoll.RoleViewer: 403, atoll.RoleOperator: 403, atoll.RoleAdmin: 200}},
-		{"GET", "/healthz", "", open},
-		{"GET", "/login", "", want{none: 200}}, // signed in, it goes back
-		{"GET", "/assets/atoll.css", "", open},
-		{"GET", "/favicon.ico", "", want{none: 204, atoll.RoleViewer: 204, atoll.RoleOperator: 204, atoll.RoleAdmin: 204}},
-		// Actions: refused below operator (nothing runs, see below). A form
-		// post without a session gets a 401 page (a redirect would lose it).
-		{"DELETE", lock, "{}", want{none: 401, atoll.RoleViewer: 403}},
-		{"POST", "/api/v1/repos/acme/infra/pulls/7/comments", `{"body":"atlantis unlock"}`, want{none: 401, atoll.RoleViewer: 403}},
-		{"POST", "/api/v1/plan", `{"Repository":"acme/infra","PR":7}`, want{none: 401, atoll.RoleViewer: 403}},
-		{"POST", "/api/v1/apply", `{"Repository":"acme/infra","PR":7}`, want{none: 401, atoll.RoleViewer: 403}},
-		{"POST", "/api/plan", `{"Repository":"acme/infra","PR":7}`, want{none: 401, atoll.RoleViewer: 403}},
-		{"POST", "/api/apply", `{"Repository":"acme/infra","PR":7}`, want{none: 401, atoll.RoleViewer: 403}},
-		{"POST", "/admin/users", "", want{none: 401, atoll.RoleViewer: 403, atoll.RoleOperator: 403}},
-		{"POST", "/admin/tokens", "", want{none: 401, atoll.RoleViewer: 403, atoll.RoleOperator: 403}},
-		{"POST", "/admin/users/1/delete", "", want{none: 401, atoll.RoleViewer: 403, atoll.RoleOperator: 403}},
-		{"POST", "/admin/users/1/role", "", want{none: 401, atoll.RoleViewer: 403, atoll.RoleOperator: 403}},
-		{"POST", "/admin/tokens/1/revoke", "", want{none: 401, atoll.RoleViewer: 403, atoll.RoleOperator: 403}},
-	}
-	for _, rt := range routes {
-		for _, role := range []atoll.Role{none, atoll.RoleViewer, atoll.RoleOperator, atoll.RoleAdmin} {
-			status, ok := rt.want[role]
-			if !ok {
-				continue
-			}
-			t.Run(rt.method+" "+rt.path+" as "+string(role), func(t *testing.T) {
-				var h []string
-				if role != none {
-					h = bearer(f.tokens[role])
-				}
-				body := rt.body
-				if strings.HasPrefix(rt.path, "/admin/") {
-					body = "" // form posts
-					h = append(h, "Content-Type", "application/x-www-form-urlencoded")
-				}
-				res, text := f.do(t, rt.method, rt.path, body, h...)
-				if res.StatusCode != status {
-					t.Fatalf("status %d, want %d: %s", res.StatusCode, status, text)
-				}
-			})
-		}
-	}
-	// Nothing refused got through: the lock, the users and their tokens are
-	// all there, no comment was added and no request queued.
-	ctx := context.Background()
-	if locks, err := f.db.Locks(ctx); err != nil || len(locks) != 1 {
-		t.Errorf("locks = %v, %v; want the one lock", locks, err)
-	}
-	if users, err := f.db.Users(ctx); err != nil || len(users) != 3 {
-		t.Errorf("users = %v, %v", users, err)
-	}
-	if toks, err := f.db.Tokens(ctx); err != nil || len(toks) != 3 {
-		t.Errorf("tokens = %v, %v", toks, err)
-	}
-	if comments, _ := f.db.Comments(ctx, f.pullID); len(comments) != 2 {
-		t.Errorf("comments = %d, want the 2 seeded", len(comments))
-	}
-	if _, err := f.db.Request(ctx, 1); atoll.ErrorCode(err) != atoll.ENOTFOUND {
-		t.Errorf("a request was queued: %v", err)
-	}
-	// An operator may unlock.
-	if res, text := f.do(t, "DELETE", lock, "{}", bearer(f.tokens[atoll.RoleOperator])...); res.StatusCode != 200 {
-		t.Fatalf("operator unlock = %d %s", res.StatusCode, text)
-	}
-	if locks, _ := f.db.Locks(ctx); len(locks) != 0 {
-		t.Errorf("locks after the operator's unlock = %v", locks)
-	}
-	ev, err := f.db.Events(ctx, 1)
-	if err != nil || len(ev) != 1 || ev[0].Actor != "operator-user" {
-		t.Errorf("unlock event = %+v, %v; want the token's owner as actor", ev, err)
-	}
-}
-
 // A browser opening a page without a session goes to the login page and
 // comes back after signing in; the way back stays on this site.
 func TestLoginRedirectsAndComesBack(t *testing.T) {
@@ -505,5 +403,33 @@ func TestSecretsStayOutOfDatabaseAndLogs(t *testing.T) {
 				t.Errorf("secret %q found in file %d", s[:4], i)
 			}
 		}
+	}
+}
+
+// The admin page has the apply freeze and links the audit log; the freeze
+// form brings a plain form post back to it.
+func TestAdminPageFreezeAndAudit(t *testing.T) {
+	f := newAuthFixture(t, nil)
+	h := append(bearer(f.tokens[atoll.RoleAdmin]), "Accept", "text/html")
+	res, page := f.do(t, "GET", "/admin", "", h...)
+	if res.StatusCode != 200 {
+		t.Fatalf("admin page: %d", res.StatusCode)
+	}
+	for _, want := range []string{`href="/audit" id="admin-audit-link"`, `<section class="card freeze" id="freeze">`,
+		`action="/admin/freeze"`, `name="back" value="/admin"`, "Freeze applies"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("admin page lacks %q", want)
+		}
+	}
+	form := url.Values{"on": {"1"}, "reason": {"release day"}, "back": {"/admin"}}.Encode()
+	res, _ = f.do(t, "POST", "/admin/freeze", form, append(h, "Content-Type", "application/x-www-form-urlencoded")...)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/admin" {
+		t.Fatalf("freeze from the admin page: %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	if fr, err := f.db.Freeze(context.Background()); err != nil || !fr.On || fr.By != "admin-user" {
+		t.Fatalf("freeze = %+v, %v", fr, err)
+	}
+	if _, page = f.do(t, "GET", "/admin", "", h...); !strings.Contains(page, "Lift the freeze") {
+		t.Error("the admin page does not offer to lift the freeze")
 	}
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/templates"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -17,10 +19,14 @@ type commentRequest struct {
 	User *string `json:"user"`
 }
 
-// handleComment runs a comment as if posted on the pull request. On a local
-// repository it is also added to the pull request's conversation.
+// commentResult is what posting a comment did.
+type commentResult struct {
+	Queued    bool  `json:"queued"`
+	CommentID int64 `json:"comment_id"`
+}
+
+// handleComment runs a comment as if posted on the pull request (JSON API).
 func (s *Server) handleComment(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
 	var in commentRequest
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 	dec.DisallowUnknownFields()
@@ -28,47 +34,77 @@ func (s *Server) handleComment(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, atoll.Errorf(atoll.EINVALID, "Body must be JSON like {\"body\":\"atlantis plan\"}."))
 		return
 	}
-	if strings.TrimSpace(in.Body) == "" || len(in.Body) > 65536 {
-		s.error(w, r, atoll.Errorf(atoll.EINVALID, "Comment body must be 1 to 65536 characters."))
-		return
-	}
 	if in.User != nil {
 		s.error(w, r, atoll.Errorf(atoll.EINVALID, "The user field is not accepted: the comment is recorded as the signed-in user (%s). Leave it out.", actor(r)))
 		return
 	}
-	user := actor(r)
-	number, err := strconv.Atoi(r.PathValue("number"))
-	if err != nil || number <= 0 {
-		s.error(w, r, atoll.Errorf(atoll.EINVALID, "Invalid pull request number."))
-		return
-	}
-	full := r.PathValue("owner") + "/" + r.PathValue("name")
-	pull, err := s.DB.PullByNumber(ctx, full, number)
+	pull, err := s.pullOf(r.Context(), r)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
+	out, err := s.postComment(r.Context(), r, pull, in.Body)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+// handleCommentForm is the pull request page's comment box: form field
+// body, posted as the signed-in user through the same path as the API. The
+// new comment and its replies appear through the page's live sections.
+func (s *Server) handleCommentForm(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	pull, err := s.pullOf(ctx, r)
+	if err != nil {
+		s.failed(w, r, "/", err)
+		return
+	}
+	back := templates.PullPath(pull.Repo, pull.Number) + "#" + templates.CommentFormAnchor
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+	if err := r.ParseForm(); err != nil {
+		s.failed(w, r, back, atoll.Errorf(atoll.EINVALID, "Unreadable form."))
+		return
+	}
+	out, err := s.postComment(ctx, r, pull, r.PostForm.Get("body"))
+	if err != nil {
+		s.failed(w, r, back, err)
+		return
+	}
+	msg := "Comment posted."
+	if out.Queued {
+		msg = "Comment posted: its command is queued."
+	}
+	s.done(w, r, back, msg, nil, out)
+}
+
+// postComment runs body as a comment on pull by the signed-in user, as if
+// posted on the pull request. On a local repository it is also added to
+// the pull request's conversation.
+func (s *Server) postComment(ctx context.Context, r *http.Request, pull *atoll.Pull, body string) (commentResult, error) {
+	var out commentResult
+	if strings.TrimSpace(body) == "" || len(body) > 65536 {
+		return out, atoll.Errorf(atoll.EINVALID, "Comment body must be 1 to 65536 characters.")
+	}
+	if s.Runner == nil {
+		return out, atoll.Errorf(atoll.EUNAVAILABLE, "This server runs no commands.")
+	}
+	user := actor(r)
 	repo, err := s.DB.Repo(ctx, pull.RepoID)
 	if err != nil {
-		s.error(w, r, err)
-		return
+		return out, err
 	}
-	var commentID int64
 	if repo.VCS == atoll.VCSLocal {
 		err = s.DB.Update(ctx, func(tx *store.Tx) (err error) {
-			commentID, err = tx.AddComment(pull.ID, user, in.Body)
+			out.CommentID, err = tx.AddComment(pull.ID, user, body)
 			return err
 		})
 		if err != nil {
-			s.error(w, r, err)
-			return
+			return out, err
 		}
 	}
-	queued, err := s.Runner.HandleEvent(ctx, &vcs.Event{Kind: vcs.EventComment, Repo: *repo,
-		Pull: atoll.Pull{Number: number}, User: user, Comment: in.Body, CommentID: strconv.FormatInt(commentID, 10), Source: source(r)})
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, map[string]any{"queued": queued, "comment_id": commentID})
+	out.Queued, err = s.Runner.HandleEvent(ctx, &vcs.Event{Kind: vcs.EventComment, Repo: *repo,
+		Pull: atoll.Pull{Number: pull.Number}, User: user, Comment: body, CommentID: strconv.FormatInt(out.CommentID, 10), Source: source(r)})
+	return out, err
 }

@@ -1,10 +1,8 @@
 package web
 
-import "net/http"
-
 // liveRoutes registers the live parts of the dashboard: the overview, the
 // job page and its log, and the streams that keep them current.
-func (s *Server) liveRoutes(mux *http.ServeMux) {
+func (s *Server) liveRoutes(mux *routeMux) {
 	if s.Changes == nil && s.DB != nil && s.DB.Changes != nil {
 		s.Changes = s.DB.Changes
 	}

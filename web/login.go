@@ -45,7 +45,7 @@ func (s *Server) checkPassword(ctx context.Context, name, password string) (*ato
 
 // authRoutes registers signing in and out, OIDC, the admin page and
 // /api/v1/me.
-func (s *Server) authRoutes(mux *http.ServeMux) {
+func (s *Server) authRoutes(mux *routeMux) {
 	mux.HandleFunc("GET /login", s.handleLoginPage)
 	mux.HandleFunc("POST /login", s.handleLogin)
 	mux.HandleFunc("POST /logout", s.handleLogout)

@@ -18,7 +18,7 @@ import (
 
 // pageRoutes registers the static files and the not-found page; each page
 // registers its own route next to its handler.
-func (s *Server) pageRoutes(mux *http.ServeMux) {
+func (s *Server) pageRoutes(mux *routeMux) {
 	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	mux.HandleFunc("GET /assets/", s.handleAsset)
 	mux.HandleFunc("GET /", s.handleNotFoundPage)

@@ -170,8 +170,9 @@ func TestPullPage(t *testing.T) {
 		"Show &lt;img src=x onerror=alert(2)&gt;", "&lt;iframe src=javascript:alert(3)&gt;",
 		// The outdated comment is collapsed.
 		`<details class="comment hidden">`, "hidden as outdated",
-		// The comment box.
-		`data-comment-url="/api/v1/repos/acme/infra/pulls/7/comments"`, `name="body"`, "atlantis plan -d staging")
+		// The comment box: a form that works without JavaScript.
+		`<form id="comment" class="comment-box" method="post" action="/repos/acme/infra/pulls/7/comment" hx-post="/repos/acme/infra/pulls/7/comment"`,
+		`name="body"`, "atlantis plan -d staging")
 	// Pages never reload themselves (live.js updates them in place).
 	if strings.Contains(body, "data-refresh") || strings.Contains(body, `http-equiv="refresh"`) {
 		t.Error("the page reloads itself")

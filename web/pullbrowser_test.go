@@ -19,8 +19,10 @@ import (
 )
 
 // The Plan button works in a real browser under the pages' CSP: htmx posts
-// it, the outcome appears in the project's row, and the row follows the
-// request until it is done, without a reload.
+// it, the outcome appears in the project's row, and the notice follows the
+// request over the change stream until it is done, without a reload or
+// polling. The comment box posts in place and the comment appears in the
+// live conversation.
 func TestPullPageBrowser(t *testing.T) {
 	bin := os.Getenv("ATOLL_TEST_CHROMIUM")
 	if bin == "" {
@@ -30,8 +32,7 @@ func TestPullPageBrowser(t *testing.T) {
 		}
 	}
 	f := newPullFixture(t)
-	// Nothing runs, so the page does not reload itself (auto-refresh): what
-	// changes below changes in place.
+	// Nothing runs: what changes below is what the test changes.
 	err := f.db.Update(context.Background(), func(tx *store.Tx) error {
 		return tx.FinishJob(f.jobs["planning"], atoll.JobCanceled, "", nil)
 	})
@@ -122,6 +123,17 @@ func TestPullPageBrowser(t *testing.T) {
 	waitFor("the refusal in the row", `document.querySelector("#outcome-`+spaced+` .flash").innerText.includes("cannot be named in a comment")`)
 	if n := len(f.queued(t)); n != 1 {
 		t.Errorf("%d requests queued, want 1", n)
+	}
+	// The comment box: posted as alice, the outcome in the form, the box
+	// emptied, the comment in the conversation through its live section.
+	run("write a comment", chromedp.SendKeys(`#comment textarea`, "atlantis plan -d stale"),
+		chromedp.Click(`#comment button[type=submit]`, chromedp.NodeVisible))
+	waitFor("the outcome in the form", `document.querySelector("#comment-outcome").innerText.includes("Comment posted") &&
+		document.querySelector("#comment textarea").value === ""`)
+	waitFor("the comment in the conversation", `document.querySelector("#section-conversation").innerText.includes("atlantis plan -d stale")`)
+	waitFor("still no full reload", `window.notReloaded === true`)
+	if q := f.queued(t); len(q) != 2 || q[1].Comment != "atlantis plan -d stale" || q[1].User != "alice" {
+		t.Errorf("queued after the comment: %+v", q)
 	}
 }
 

@@ -125,8 +125,7 @@ func (s *Server) handlePullCommand(w http.ResponseWriter, r *http.Request) {
 	msg := requestPhraseOf(in.Command, reqID)
 	s.Logger.Info("command from the dashboard", "user", user.Name, "repo", pull.Repo, "pull", pull.Number, "comment", comment, "request", reqID)
 	if isHTMX(r) {
-		// The page may reload itself (auto-refresh while something runs):
-		// its address then keeps showing the outcome.
+		// A reload of the page keeps showing the outcome.
 		w.Header().Set("HX-Replace-Url", out.Follow)
 	}
 	// The page's own link to the outcome: the row, or the projects section.

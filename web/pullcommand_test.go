@@ -109,8 +109,9 @@ func TestPullCommandAnswers(t *testing.T) {
 	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
 		t.Fatalf("htmx: %d %q", rec.Code, rec.Header().Get("Content-Type"))
 	}
-	wantContains(t, rec.Body.String(), "Plan queued as request #1", `hx-get="/repos/acme/infra/pulls/7?for=`+ready+`&amp;request=1"`,
-		`hx-target="#project-`+ready+`"`)
+	wantContains(t, rec.Body.String(), "Plan queued as request #1",
+		`hx-get="/repos/acme/infra/pulls/7?for=`+ready+`&amp;request=1&amp;section=notice"`, `hx-trigger="atoll:changed"`,
+		`data-live-topics="job" data-live-repo="acme/infra" data-live-pull="7"`)
 	if strings.Contains(rec.Body.String(), "<html") {
 		t.Error("htmx got a whole page")
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/inmem"
 	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/web"
@@ -42,6 +43,7 @@ func newPullFixture(t *testing.T) *pullFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	db.Changes = inmem.NewChanges() // the page's live sections follow it
 	f := &pullFixture{db: db, projects: map[string]int64{}, plans: map[string]int64{}, jobs: map[string]int64{}, locks: map[string]int64{}}
 	err := db.Update(ctx, func(tx *store.Tx) error {
 		repoID, err := tx.UpsertRepo(atoll.Repo{VCS: atoll.VCSLocal, Host: "local", Owner: "acme", Name: "infra"})

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,22 +19,58 @@ const rowJobs = 3
 // plan and why it can or cannot be applied, its lock, jobs, the commit
 // statuses and the conversation. ?request=N&for=ID|all adds the outcome of
 // a command sent from the page to that row (see handlePullCommand).
+// ?section=NAME answers only that section's content, for live.js to swap
+// in place when it changed; ?section=notice&request=N&for=ID|all only the
+// command's outcome.
 func (s *Server) handlePullPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	section := r.URL.Query().Get("section")
+	if section != "" && section != templates.PullSectionNotice && !slices.Contains(templates.PullSections, section) {
+		s.pageError(w, r, atoll.Errorf(atoll.EINVALID, "No section %q on this page.", section))
+		return
+	}
 	pull, err := s.pullOf(ctx, r)
 	if err != nil {
 		s.pageError(w, r, err)
 		return
 	}
 	page := templates.PullPage{Meta: s.pageMeta(ctx), Pull: pull}
-	if page.Repo, err = s.DB.Repo(ctx, pull.RepoID); err != nil {
+	if section == templates.PullSectionNotice {
+		if err := s.addNotice(ctx, r, &page); err != nil {
+			s.pageError(w, r, err)
+			return
+		}
+		n := page.AllNotice
+		for _, row := range page.Rows {
+			n = row.Notice // addNotice made the one row of its project
+		}
+		s.renderPage(w, r, http.StatusOK, templates.CommandNotice(n))
+		return
+	}
+	if err := s.loadPull(ctx, &page); err != nil {
 		s.pageError(w, r, err)
 		return
 	}
+	if section != "" {
+		s.renderPage(w, r, http.StatusOK, templates.PullSection(section, page))
+		return
+	}
+	if err := s.addNotice(ctx, r, &page); err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	s.renderPage(w, r, http.StatusOK, templates.Pull(page))
+}
+
+// loadPull reads everything the pull request page shows into page.
+func (s *Server) loadPull(ctx context.Context, page *templates.PullPage) (err error) {
+	pull := page.Pull
+	if page.Repo, err = s.DB.Repo(ctx, pull.RepoID); err != nil {
+		return err
+	}
 	if pull.HeadSHA != "" {
 		if page.Statuses, err = s.DB.Statuses(ctx, page.Repo.ID, pull.HeadSHA); err != nil {
-			s.pageError(w, r, err)
-			return
+			return err
 		}
 	}
 	var projects []atoll.Project
@@ -45,23 +82,13 @@ func (s *Server) handlePullPage(w http.ResponseWriter, r *http.Request) {
 		func() (err error) { page.Locks, err = s.DB.PullLocks(ctx, pull.ID); return },
 		func() (err error) { page.Comments, err = s.DB.Comments(ctx, pull.ID); return },
 		func() (err error) { page.Approvers, err = s.DB.Approvers(ctx, pull.ID); return },
-		func() (err error) { page.Busy, err = s.DB.PullBusy(ctx, pull.ID); return },
 	} {
 		if err := load(); err != nil {
-			s.pageError(w, r, err)
-			return
+			return err
 		}
 	}
 	page.Rows = projectRows(pull, projects, plans, page.Jobs, page.Locks)
-	if err := s.addApprovals(ctx, pull, page.Rows); err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	if err := s.addNotice(ctx, r, &page); err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	s.renderPage(w, r, http.StatusOK, templates.Pull(page))
+	return s.addApprovals(ctx, pull, page.Rows)
 }
 
 // pullOf finds the pull request of the path's owner, name and number.
@@ -144,6 +171,10 @@ func (s *Server) addNotice(ctx context.Context, r *http.Request, page *templates
 		page.AllNotice = n
 		return nil
 	}
+	if page.Rows == nil { // the notice alone: a row of its own
+		page.Rows = []templates.ProjectRow{{Project: atoll.Project{ID: of}, Notice: n}}
+		return nil
+	}
 	for i := range page.Rows {
 		if page.Rows[i].Project.ID == of {
 			page.Rows[i].Notice = n
@@ -152,20 +183,20 @@ func (s *Server) addNotice(ctx context.Context, r *http.Request, page *templates
 	return nil
 }
 
-// notice describes request req sent for project `of` (0: all); it keeps
-// polling while the request or any of its jobs can change.
+// notice describes request req sent for project `of` (0: all); it follows
+// the change stream while the request or any of its jobs can change.
 func (s *Server) notice(ctx context.Context, pull *atoll.Pull, req *atoll.Request, of int64) (*templates.RequestNotice, error) {
 	jobs, err := s.DB.RequestJobs(ctx, req.ID)
 	if err != nil {
 		return nil, err
 	}
-	n := &templates.RequestNotice{Request: req, Command: requestCommand(req.Comment), Jobs: jobs, Target: templates.NoticeTarget(of)}
+	n := &templates.RequestNotice{Request: req, Command: requestCommand(req.Comment), Jobs: jobs, Repo: pull.Repo, Pull: pull.Number}
 	final := req.State == atoll.RequestDone || req.State == atoll.RequestInterrupted
 	for _, j := range jobs {
 		final = final && j.Final()
 	}
 	if !final {
-		n.Poll = templates.NoticePath(pull.Repo, pull.Number, req.ID, of)
+		n.Live = templates.NoticeSectionPath(pull.Repo, pull.Number, req.ID, of)
 	}
 	return n, nil
 }

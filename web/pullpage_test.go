@@ -70,8 +70,9 @@ func TestPullPageViewer(t *testing.T) {
 	}
 }
 
-// ?request=N&for=ID puts the request's outcome in that row, polling while
-// it can change; a request of another pull request, or nonsense, is ignored.
+// ?request=N&for=ID puts the request's outcome in that row, following the
+// change stream (?section=notice) while it can change, never polling; a
+// request of another pull request, or nonsense, is ignored.
 func TestPullPageNotice(t *testing.T) {
 	f := newPullFixture(t)
 	rec := f.do(t, "POST", "/repos/acme/infra/pulls/7/commands", "application/json", `{"command":"plan","project":"ready"}`, alice)
@@ -82,14 +83,17 @@ func TestPullPageNotice(t *testing.T) {
 	ready := itoa(f.projects["ready"])
 	page := f.do(t, "GET", "/repos/acme/infra/pulls/7?request="+id+"&for="+ready, "", "", alice).Body.String()
 	wantContains(t, row(t, page, f.projects["ready"]), "Plan queued as request #"+id,
-		`hx-get="/repos/acme/infra/pulls/7?for=`+ready+`&amp;request=`+id+`"`, `hx-select="#project-`+ready+`"`,
-		`hx-target="#project-`+ready+`"`, `hx-trigger="load delay:2s"`, "its job appears here")
+		`hx-get="/repos/acme/infra/pulls/7?for=`+ready+`&amp;request=`+id+`&amp;section=notice"`, `hx-trigger="atoll:changed"`,
+		`hx-swap="outerHTML"`, `data-live-topics="job" data-live-repo="acme/infra" data-live-pull="7"`, "its job appears here")
+	if strings.Contains(page, "load delay") || strings.Contains(page, "every ") {
+		t.Error("the page polls")
+	}
 	if strings.Contains(row(t, page, f.projects["stale"]), "queued as request") {
 		t.Error("the notice is shown in another row")
 	}
 	all := f.do(t, "GET", "/repos/acme/infra/pulls/7?request="+id+"&for=all", "", "", alice).Body.String()
 	i := strings.Index(all, `id="outcome-all"`)
-	if i < 0 || !strings.Contains(all[i:i+600], "Plan queued as request #"+id) || !strings.Contains(all[i:i+600], `hx-select="#projects"`) {
+	if i < 0 || !strings.Contains(all[i:i+600], "Plan queued as request #"+id) || !strings.Contains(all[i:i+600], `section=notice`) {
 		t.Errorf("for=all: no notice in the projects section")
 	}
 	for _, q := range []string{"?request=999&for=" + ready, "?request=x&for=1", "?request=" + id + "&for=x", "?request=-1"} {

@@ -57,8 +57,10 @@ type Server struct {
 	// warning (zero means a minute).
 	WarnInterval time.Duration
 
-	budget *byteBudget
-	warns  *warnLimiter
+	// patterns are the registered routes (see routeMux).
+	patterns []string
+	budget   *byteBudget
+	warns    *warnLimiter
 	// streamsEnd is closed by Shutdown: long-lived responses (the change
 	// stream) end, as Shutdown waits for every response.
 	streamsEnd  chan struct{}
@@ -95,7 +97,7 @@ func (s *Server) Handler() http.Handler {
 	}
 	s.budget = newByteBudget(orDefault(s.WebhookMemory, defaultWebhookMemory))
 	s.warns = &warnLimiter{window: orDefault(s.WarnInterval, defaultWarnInterval)}
-	mux := http.NewServeMux()
+	mux := &routeMux{mux: http.NewServeMux()}
 	mux.HandleFunc("POST /events", s.handleEvents)
 	mux.HandleFunc("GET /healthz", s.handleHealthz)
 	mux.HandleFunc("GET /readyz", s.handleReadyz)
@@ -120,7 +122,8 @@ func (s *Server) Handler() http.Handler {
 	s.pullRoutes(mux)
 	s.authRoutes(mux)
 	s.liveRoutes(mux)
-	return s.logRequests(securityHeaders(s.forwardToActive(guardMutations(withFlash(s.identify(s.gate(mux)))))))
+	s.patterns = mux.patterns
+	return s.logRequests(securityHeaders(s.forwardToActive(guardMutations(withFlash(s.identify(s.gate(mux.mux)))))))
 }
 
 // Listen binds addr (":0" picks a free port).
