@@ -207,3 +207,15 @@ type AdminPage struct {
 }
 
 func queryEscape(s string) string { return url.QueryEscape(s) }
+
+// freezeText is the freeze banner's sentence.
+func freezeText(f atoll.Freeze) string {
+	s := "Applies are frozen"
+	if f.By != "" {
+		s += " by " + f.By
+	}
+	if f.Reason != "" {
+		s += ": " + f.Reason
+	}
+	return s + "."
+}

@@ -10,6 +10,7 @@ func (s *Server) approvalRoutes(mux *routeMux) {
 	mux.HandleFunc("POST /admin/freeze", s.require(admin, s.handleFreezeForm))
 	mux.HandleFunc("GET /api/v1/freeze", s.require(viewer, s.handleAPIFreeze))
 	mux.HandleFunc("PUT /api/v1/freeze", s.require(admin, s.handleAPISetFreeze))
+	mux.HandleFunc("GET /banner/freeze", s.require(viewer, s.handleFreezeBanner))
 	mux.HandleFunc("GET /audit", s.require(viewer, s.handleAuditPage))
 	mux.HandleFunc("GET /api/v1/audit", s.require(viewer, s.handleAPIAudit))
 }

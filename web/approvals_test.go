@@ -318,9 +318,19 @@ func TestFreezeRoutesAndAudit(t *testing.T) {
 	if rec := f.serve(adminU, "GET", "/audit", ""); !strings.Contains(rec.Body.String(), `action="/admin/freeze"`) {
 		t.Fatal("an admin does not see the freeze form")
 	}
+	// The banner alone, which open pages re-fetch when the freeze changes.
+	rec = f.serve(viewerU, "GET", "/banner/freeze", "", "Accept", "text/html")
+	if body := rec.Body.String(); rec.Code != http.StatusOK || !strings.Contains(body, `id="freeze-banner"`) ||
+		!strings.Contains(body, "Applies are frozen by adam: release week.") || strings.Contains(body, "<html") {
+		t.Fatalf("freeze banner while frozen = %d %s", rec.Code, body)
+	}
 	rec = f.serve(adminU, "PUT", "/api/v1/freeze", `{"on":false}`)
 	if err := json.Unmarshal(rec.Body.Bytes(), &fr); err != nil || fr.On {
 		t.Fatalf("unfreeze = %+v, %v", fr, err)
+	}
+	rec = f.serve(viewerU, "GET", "/banner/freeze", "", "Accept", "text/html")
+	if body := rec.Body.String(); !strings.Contains(body, `id="freeze-banner"`) || strings.Contains(body, "banner-freeze") {
+		t.Fatalf("freeze banner after unfreezing = %s", body)
 	}
 
 	// Audit filters and keyset pages, on the API and the page.

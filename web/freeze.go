@@ -6,6 +6,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/templates"
 )
 
 // handleFreezeForm turns the apply freeze on or off from the dashboard
@@ -88,4 +89,10 @@ func (s *Server) handleAPISetFreeze(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, f)
+}
+
+// handleFreezeBanner is the layout's freeze banner alone, which every page
+// re-fetches when the freeze changes.
+func (s *Server) handleFreezeBanner(w http.ResponseWriter, r *http.Request) {
+	s.renderPage(w, r, http.StatusOK, templates.FreezeBanner(s.pageMeta(r.Context()).Freeze))
 }

@@ -103,6 +103,7 @@ func routeMatrix(f *authFixture, t *testing.T) []matrixRoute {
 		{pattern: "GET /api/v1/plans/{id}/approvals", path: "/api/v1/plans/" + plan + "/approvals", want: reads},
 		{pattern: "GET /api/v1/freeze", path: "/api/v1/freeze", want: reads},
 		{pattern: "GET /audit", path: "/audit", want: reads},
+		{pattern: "GET /banner/freeze", path: "/banner/freeze", want: reads},
 		{pattern: "GET /api/v1/audit", path: "/api/v1/audit", want: reads},
 		{pattern: "GET /locks", path: "/locks", want: reads},
 		{pattern: "GET /runs", path: "/runs", want: reads},
