@@ -204,6 +204,20 @@ func pullRefresh(d PullPage) int {
 	return 0
 }
 
+// freezeBanner is the freeze banner's sentence, built as one string: text
+// and expressions on separate template lines are joined with spaces
+// ("by admin : reason .").
+func freezeBanner(f atoll.Freeze) string {
+	msg := "Applies are frozen"
+	if f.By != "" {
+		msg += " by " + f.By
+	}
+	if f.Reason != "" {
+		msg += ": " + f.Reason
+	}
+	return msg + "."
+}
+
 func flashRole(ok bool) string {
 	if ok {
 		return "status"
