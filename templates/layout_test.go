@@ -2,8 +2,10 @@ package templates
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/atollhq/atoll"
 )
@@ -35,5 +37,21 @@ func TestFreezeBanner(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "banner-freeze") {
 		t.Error("a banner without a freeze")
+	}
+}
+
+// The overview's node section says who froze applies, since when and why,
+// without a space before the reason's colon.
+func TestOverviewFreeze(t *testing.T) {
+	now := time.Date(2026, 11, 22, 18, 0, 0, 0, time.UTC)
+	m := Meta{Now: now, User: &atoll.User{Name: "olivia", Role: atoll.RoleOperator},
+		Freeze: atoll.Freeze{On: true, By: "admin", Reason: "release week", Since: now.Add(-3 * time.Minute)}}
+	var b strings.Builder
+	if err := OverviewSection("node", OverviewPage{Meta: m}).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`\s+`).ReplaceAllString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(b.String(), ""), " ")
+	if !strings.Contains(text, "frozen by admin 3 min ago: release week") {
+		t.Errorf("overview's freeze reads %q", text)
 	}
 }
