@@ -26,7 +26,7 @@ func TestBrowserLivePages(t *testing.T) {
 	e := newE2E(t)
 	b := newBrowser(t)
 
-	b.do("open the overview", chromedp.Navigate(e.m.URL))
+	b.signIn(e.m.URL)
 	b.waitFor("the overview's sections", `document.querySelector('#section-jobs') && document.querySelector('#section-runs')`)
 	b.waitFor("a mark that a reload would erase", `(window.__atollMark = true)`)
 	e.open(1, "chatty", map[string]string{"staging/main.tf": slowChattyApply}, "staging/main.tf")
