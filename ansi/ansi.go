@@ -213,10 +213,17 @@ func escape(line string, i int) (final byte, params string, next int) {
 // Diff classifies a line of a Terraform plan by its change marker, after
 // indentation: "add" (+), "change" (~), "destroy" (-), "replace" (-/+ or
 // +/-), "read" (<=), or "" for any other line. line must be stripped.
+// Terraform indents every +, ~ and - of a plan; at the start of the line
+// they are list bullets ("- Installing hashicorp/aws v5.0.0..." of
+// terraform init), not changes.
 func Diff(line string) string {
 	t := strings.TrimLeft(line, " \t")
+	indented := len(t) < len(line)
 	for _, m := range diffMarkers {
 		if rest, ok := strings.CutPrefix(t, m.prefix); ok && (rest == "" || rest[0] == ' ') {
+			if len(m.prefix) == 1 && !indented {
+				return ""
+			}
 			return m.class
 		}
 	}

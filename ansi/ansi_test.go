@@ -64,10 +64,14 @@ func TestDiff(t *testing.T) {
 		` <= data "x" "y" {`:          "read",
 		`Plan: 1 to add, 0 to change`: "",
 		`--- a`:                       "",
-		`+`:                           "add",
-		`-------------------------`:   "",
-		`  ~tags`:                     "",
-		"\t+ tab indented":            "add",
+		`  +`:                         "add",
+		`+`:                           "",
+		"- terraform.io/builtin/terraform is built in to Terraform": "",
+		"- Installing hashicorp/aws v5.0.0...":                      "",
+		`~ x`:                                                       "",
+		`-------------------------`:                                 "",
+		`  ~tags`:                                                   "",
+		"\t+ tab indented":                                          "add",
 	} {
 		if got := ansi.Diff(in); got != want {
 			t.Errorf("Diff(%q) = %q; want %q", in, got, want)

@@ -24,7 +24,7 @@ func TestLiveJSAgrees(t *testing.T) {
 		"\x1b[1m\x1b[31mError: \x1b[0m\x1b[0m\x1b[1mbad\x1b[0m", "\x1b[1;33mwarn\x1b[22m x\x1b[39m y",
 		"\x1b[96;41mc\x1b[m", "\x1b[38;5;196;1mx", "\x1b[38;2;1;2;3mrgb\x1b[0m", "\x1b[2K\x1b[1Gdone\x1b]0;title\x07!\x1b]8;;http://x\x1b\\link\x1b=",
 		"a\rb\x00c\td\x7f", "x\x1b[31", "\x1b[3;4mstyled\x1b[23;24m", "\x1b[90mgrey\x1b[100mbg\x1b[49m",
-		"      \x1b[33m~\x1b[0m tags = {", "\x1b[31m-/+\x1b[0m resource", " <= data", "--- not a diff", "-", "é \x1b[1mü\x1b[0m",
+		"      \x1b[33m~\x1b[0m tags = {", "\x1b[31m-/+\x1b[0m resource", " <= data", "--- not a diff", "-", "  -", "- Installing hashicorp/aws v5.0.0...", "\x1b[1m- x\x1b[0m", "+/- r", "é \x1b[1mü\x1b[0m",
 	}
 	script := `
 global.window = {};

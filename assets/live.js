@@ -160,11 +160,15 @@
 
 	var DIFF = [["-/+", "replace"], ["+/-", "replace"], ["<=", "read"], ["+", "add"], ["~", "change"], ["-", "destroy"]];
 
+	// diffClass is ansi.Diff: a lone +, ~ or - counts only indented (at the
+	// start of the line it is a list bullet of terraform init).
 	function diffClass(plain) {
-		var t = plain.replace(/^[ \t]+/, "");
+		var t = plain.replace(/^[ \t]+/, ""), indented = t.length < plain.length;
 		for (var i = 0; i < DIFF.length; i++) {
 			var m = DIFF[i][0];
-			if (t.slice(0, m.length) === m && (t.length === m.length || t.charAt(m.length) === " ")) return "d-" + DIFF[i][1];
+			if (t.slice(0, m.length) === m && (t.length === m.length || t.charAt(m.length) === " ")) {
+				return m.length === 1 && !indented ? "" : "d-" + DIFF[i][1];
+			}
 		}
 		return "";
 	}

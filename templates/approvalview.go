@@ -29,6 +29,9 @@ type ApprovalView struct {
 	// Back is where a plain form post returns to (the page showing the
 	// panel).
 	Back string
+	// Message is the outcome of the decision just made, shown in the
+	// panel's message box when the panel is the answer to it (htmx).
+	Message string
 }
 
 // Approval states, as ApprovalView.State gives them.

@@ -234,11 +234,13 @@ func TestApprovalFormAndAPI(t *testing.T) {
 		t.Fatalf("off-site back redirected to %q", loc)
 	}
 
-	// htmx: the answer is the panel, swapped in place of the old one.
+	// htmx: the answer is the panel, swapped in place of the old one, with
+	// the outcome in its message box.
 	rec = f.serve(operatorU, "POST", "/plans/"+id+"/reject", "reason=wrong+region", "HX-Request", "true")
 	if rec.Code != http.StatusOK || rec.Header().Get("HX-Retarget") != "#approval-"+id ||
 		!strings.Contains(rec.Body.String(), `id="approval-`+id+`"`) || !strings.Contains(rec.Body.String(), "Rejected by") ||
-		!strings.Contains(rec.Body.String(), "wrong region") {
+		!strings.Contains(rec.Body.String(), "wrong region") ||
+		!strings.Contains(rec.Body.String(), `<div id="approval-`+id+`-msg"><div class="flash ok" role="status">Plan rejected: it will not be applied while this stands.</div></div>`) {
 		t.Fatalf("htmx reject = %d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
 	// A refused htmx post shows its reason in the panel's message box.

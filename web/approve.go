@@ -52,13 +52,15 @@ func (s *Server) decideForm(w http.ResponseWriter, r *http.Request, decision str
 		s.failed(w, r, back, err)
 		return
 	}
+	msg := decisionMessage(a, view.Required)
 	if isHTMX(r) {
 		// The forms aim at the panel's message box, where a refusal is
-		// shown; a decision replaces the whole panel.
+		// shown; a decision replaces the whole panel, which says it there.
+		view.Message = msg
 		w.Header().Set("HX-Retarget", "#approval-"+r.PathValue("id"))
 		w.Header().Set("HX-Reswap", "outerHTML")
 	}
-	s.done(w, r, back, decisionMessage(a, view.Required), templates.ApprovalPanel(view), a)
+	s.done(w, r, back, msg, templates.ApprovalPanel(view), a)
 }
 
 // decide records the signed-in user's decision on plan id.
