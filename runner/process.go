@@ -211,10 +211,7 @@ func (r *Runner) checkout(ctx context.Context, w *work, workspace, sha string) (
 		return "", err
 	}
 	spec := git.Spec{Key: workdirKey(w.repo), Remote: remote, Pull: w.pull.Number, Workspace: workspace,
-		HeadSHA: sha, HeadRef: w.pull.HeadRef, BaseRef: w.pull.BaseRef}
-	if w.repo.VCS == atoll.VCSGitHub {
-		spec.ExtraRefs = []string{fmt.Sprintf("refs/pull/%d/head", w.pull.Number)}
-	}
+		HeadSHA: sha, HeadRef: w.pull.HeadRef, BaseRef: w.pull.BaseRef, ExtraRefs: w.vcs.PullRefs(w.pull.Number)}
 	start := time.Now()
 	dir, release, err := r.Workdirs.Checkout(ctx, spec)
 	w.log.Debug("checkout", "workspace", workspace, "sha", short(sha), "ms", time.Since(start).Milliseconds())
