@@ -191,7 +191,8 @@ func (r *Runner) reportInterrupted(ctx context.Context, j *atoll.Job) {
 	} else if err := r.commit("mark job reported", func(tx *store.Tx) error { return tx.MarkJobsReported([]int64{j.ID}) }); err != nil {
 		r.Logger.Error("report interrupted job", "job", j.ID, "err", err)
 	}
-	r.setStatus(ctx, p, repo, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project), vcs.StatusError, "interrupted", r.jobURL(j.ID))
+	r.setStatus(ctx, p, repo, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project),
+		vcs.Status{State: vcs.StatusError, Description: "interrupted", TargetURL: r.jobURL(j.ID)})
 }
 
 // checkout brings the pull request's work dir for workspace to sha.

@@ -59,6 +59,10 @@ type Status struct {
 	Context     string // e.g. atlantis/plan: dir/default
 	Description string
 	TargetURL   string
+	// Details is a longer Markdown text for hosts that show one next to
+	// the status (a GitHub check run's summary): a job's change counts and
+	// an excerpt of its output. Optional; hosts without room ignore it.
+	Details string
 }
 
 // Recognizer tells a host's webhooks apart by their headers. It is the part
