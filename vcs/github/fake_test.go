@@ -34,16 +34,16 @@ type fakeGitHub struct {
 	t   *testing.T
 	srv *httptest.Server
 
-	mu       sync.Mutex
-	calls    []call
-	pull     []byte           // GET pulls/1347 response
-	reviews  []map[string]any // pulls/1347/reviews
-	files    []map[string]any // pulls/1347/files
-	comments []map[string]any // issues/1347/comments
-	nextID   int64
-	merge    func(w http.ResponseWriter, body map[string]any)
-	graphql  func(w http.ResponseWriter, id string) // nil: minimize succeeds
-	checkRuns []map[string]any // POST check-runs, as GitHub stores them
+	mu        sync.Mutex
+	calls     []call
+	pull      []byte           // GET pulls/1347 response
+	reviews   []map[string]any // pulls/1347/reviews
+	files     []map[string]any // pulls/1347/files
+	comments  []map[string]any // issues/1347/comments
+	nextID    int64
+	merge     func(w http.ResponseWriter, body map[string]any)
+	graphql   func(w http.ResponseWriter, id string) // nil: minimize succeeds
+	checkRuns []map[string]any                       // POST check-runs, as GitHub stores them
 	// App endpoints.
 	installationID int64
 	instToken      string
