@@ -140,7 +140,10 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 	if state != atoll.JobSucceeded {
 		st = vcs.StatusFailure
 	}
-	r.status(context.WithoutCancel(ctx), w, j.HeadSHA, j.Kind, label, st, desc, r.jobURL(j.ID))
+	told := *res
+	told.Command = j.Kind
+	r.statusWith(context.WithoutCancel(ctx), w, j.HeadSHA, j.Kind, label,
+		vcs.Status{State: st, Description: desc, TargetURL: r.jobURL(j.ID), Details: markdown.StatusDetails(told)})
 }
 
 // userError is what a user is shown for err: coded messages as they are,

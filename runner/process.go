@@ -191,7 +191,8 @@ func (r *Runner) reportInterrupted(ctx context.Context, j *atoll.Job) {
 	} else if err := r.commit("mark job reported", func(tx *store.Tx) error { return tx.MarkJobsReported([]int64{j.ID}) }); err != nil {
 		r.Logger.Error("report interrupted job", "job", j.ID, "err", err)
 	}
-	r.setStatus(ctx, p, repo, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project), vcs.StatusError, "interrupted", r.jobURL(j.ID))
+	r.setStatus(ctx, p, repo, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project),
+		vcs.Status{State: vcs.StatusError, Description: "interrupted", TargetURL: r.jobURL(j.ID)})
 }
 
 // checkout brings the pull request's work dir for workspace to sha.
@@ -211,10 +212,7 @@ func (r *Runner) checkout(ctx context.Context, w *work, workspace, sha string) (
 		return "", err
 	}
 	spec := git.Spec{Key: workdirKey(w.repo), Remote: remote, Pull: w.pull.Number, Workspace: workspace,
-		HeadSHA: sha, HeadRef: w.pull.HeadRef, BaseRef: w.pull.BaseRef}
-	if w.repo.VCS == atoll.VCSGitHub {
-		spec.ExtraRefs = []string{fmt.Sprintf("refs/pull/%d/head", w.pull.Number)}
-	}
+		HeadSHA: sha, HeadRef: w.pull.HeadRef, BaseRef: w.pull.BaseRef, ExtraRefs: w.vcs.PullRefs(w.pull.Number)}
 	start := time.Now()
 	dir, release, err := r.Workdirs.Checkout(ctx, spec)
 	w.log.Debug("checkout", "workspace", workspace, "sha", short(sha), "ms", time.Since(start).Milliseconds())

@@ -14,7 +14,7 @@ import (
 // setStatus sets "atlantis/<command>" (aggregate, label "") or
 // "atlantis/<command>: <label>" on sha. A failure to set a status is logged,
 // not fatal: the comment still tells the user.
-func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo, sha, command, label, state, desc, url string) {
+func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo, sha, command, label string, st vcs.Status) {
 	ctx, cancel := reportContext(ctx)
 	defer cancel()
 	if sha == "" {
@@ -24,7 +24,8 @@ func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo
 	if label != "" {
 		name += ": " + label
 	}
-	if err := p.SetStatus(ctx, *repo, sha, vcs.Status{State: state, Context: name, Description: desc, TargetURL: url}); err != nil {
+	st.Context = name
+	if err := p.SetStatus(ctx, *repo, sha, st); err != nil {
 		r.Logger.Error("set commit status", "repo", repo.FullName(), "context", name, "err", err)
 	}
 }
@@ -33,8 +34,13 @@ func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo
 // holding up its work: statuses go out in order from the request's status
 // queue (on a real host each is a round trip, and nothing waits on them).
 func (r *Runner) status(ctx context.Context, w *work, sha, command, label, state, desc, url string) {
+	r.statusWith(ctx, w, sha, command, label, vcs.Status{State: state, Description: desc, TargetURL: url})
+}
+
+// statusWith is status with every field of the status given (Details).
+func (r *Runner) statusWith(ctx context.Context, w *work, sha, command, label string, st vcs.Status) {
 	ctx = context.WithoutCancel(ctx)
-	w.statuses.push(func() { r.setStatus(ctx, w.vcs, w.repo, sha, command, label, state, desc, url) })
+	w.statuses.push(func() { r.setStatus(ctx, w.vcs, w.repo, sha, command, label, st) })
 }
 
 // statusQueue runs a request's status updates one at a time, in order.

@@ -59,12 +59,36 @@ type Status struct {
 	Context     string // e.g. atlantis/plan: dir/default
 	Description string
 	TargetURL   string
+	// Details is a longer Markdown text for hosts that show one next to
+	// the status (a GitHub check run's summary): a job's change counts and
+	// an excerpt of its output. Optional; hosts without room ignore it.
+	Details string
 }
 
-// Provider is one VCS host.
-type Provider interface {
+// Recognizer tells a host's webhooks apart by their headers. It is the part
+// of a provider that works unconfigured, so that a webhook from a host this
+// server does not serve is answered "not configured" rather than
+// "unrecognised". Recognizes must not authenticate: CheckWebhook does.
+type Recognizer interface {
 	// Kind is the atoll.VCS* constant of this host.
 	Kind() string
+	// Recognizes reports whether a webhook with these headers comes from
+	// this host.
+	Recognizes(h http.Header) bool
+	// WebhookHint says what Recognizes looks for, for the message that
+	// refuses a webhook no host recognises ("an X-Example-Event header").
+	WebhookHint() string
+}
+
+// Provider is one VCS host. Everything specific to the host lives behind
+// it: adding a host touches only its package and the wiring in cmd/atoll.
+type Provider interface {
+	Recognizer
+
+	// PullRefs are the refs to fetch, besides the head and base branches,
+	// to check out the pull request's head commit (a fork's commits are
+	// only reachable from a host-specific ref). Nil when none are needed.
+	PullRefs(number int) []string
 
 	// CheckWebhook rejects a webhook by its headers alone, before its body
 	// is read: a missing or malformed signature or credentials. It returns an

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/atollhq/atoll"
@@ -118,20 +120,47 @@ func (s *Server) readWebhook(w http.ResponseWriter, r *http.Request) ([]byte, in
 	return buf, 0, nil
 }
 
-// webhookProvider picks the VCS a webhook comes from by its headers.
+// webhookProvider picks the VCS a webhook comes from: the first host that
+// recognises its headers. A host Atoll knows but this server does not
+// serve gets a clear "not configured".
 func (s *Server) webhookProvider(r *http.Request) (vcs.Provider, error) {
-	kind := ""
-	switch {
-	case r.Header.Get("X-GitHub-Event") != "":
-		kind = atoll.VCSGitHub
-	case r.Header.Get("Authorization") != "" || r.Header.Get("X-Vss-Activityid") != "":
-		kind = atoll.VCSAzureDevOps
-	default:
-		return nil, atoll.Errorf(atoll.EINVALID, "Unrecognised webhook: expected an X-GitHub-Event header.")
+	var hints []string
+	for _, h := range s.webhookHosts() {
+		if !h.Recognizes(r.Header) {
+			if hint := h.WebhookHint(); hint != "" {
+				hints = append(hints, hint)
+			}
+			continue
+		}
+		p, ok := s.Providers[h.Kind()]
+		if !ok {
+			return nil, atoll.Errorf(atoll.EINVALID, "Webhooks from %s are not configured on this server.", h.Kind())
+		}
+		return p, nil
 	}
-	p, ok := s.Providers[kind]
-	if !ok {
-		return nil, atoll.Errorf(atoll.EINVALID, "Webhooks from %s are not configured on this server.", kind)
+	if len(hints) == 0 {
+		return nil, atoll.Errorf(atoll.EINVALID, "Unrecognised webhook: no VCS host that sends webhooks is configured.")
 	}
-	return p, nil
+	return nil, atoll.Errorf(atoll.EINVALID, "Unrecognised webhook: expected %s.", strings.Join(hints, " or "))
+}
+
+// webhookHosts is s.Hosts followed by the configured providers it misses,
+// in the order of their kinds: the same order on every request.
+func (s *Server) webhookHosts() []vcs.Recognizer {
+	hosts := append([]vcs.Recognizer{}, s.Hosts...)
+	listed := map[string]bool{}
+	for _, h := range hosts {
+		listed[h.Kind()] = true
+	}
+	var rest []string
+	for kind := range s.Providers {
+		if !listed[kind] {
+			rest = append(rest, kind)
+		}
+	}
+	slices.Sort(rest)
+	for _, kind := range rest {
+		hosts = append(hosts, s.Providers[kind])
+	}
+	return hosts
 }

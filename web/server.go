@@ -24,6 +24,11 @@ type Server struct {
 	DB        *store.DB
 	Runner    *runner.Runner
 	Providers map[string]vcs.Provider
+	// Hosts are the VCS hosts whose webhooks are told apart, configured or
+	// not, in the order they are asked (the first that recognises a
+	// webhook's headers owns it). Configured providers missing from it are
+	// asked after them, in the order of their kinds.
+	Hosts     []vcs.Recognizer
 	Logger    *slog.Logger
 	Version   string
 	Node      string

@@ -35,6 +35,7 @@ type Config struct {
 	GHAPIURL        string
 	GHAppID         int64
 	GHAppKeyFile    string
+	GHChecks        bool
 
 	TerraformBin     string
 	DefaultTFVersion string
@@ -88,6 +89,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.GHAPIURL, "gh-api-url", "", "full GitHub REST base URL; overrides --gh-hostname")
 	fs.Int64Var(&c.GHAppID, "gh-app-id", 0, "GitHub App id (instead of --gh-token)")
 	fs.StringVar(&c.GHAppKeyFile, "gh-app-key-file", "", "GitHub App private key file")
+	fs.BoolVar(&c.GHChecks, "gh-checks", false, "report through GitHub check runs instead of commit statuses (needs --gh-app-id)")
 	fs.StringVar(&c.TerraformBin, "terraform-bin", "terraform", "Terraform binary")
 	fs.StringVar(&c.DefaultTFVersion, "default-tf-version", "", "Terraform version (or constraint) --terraform-bin must be; checked at start (one binary for now)")
 	fs.StringVar(&c.ExecutableName, "executable-name", "atlantis", "comment prefix; \"atoll\" is always accepted too")
@@ -207,6 +209,9 @@ func (c *Config) validate(getenv func(string) string) error {
 	}
 	if (c.GHToken != "" || c.GHAppID != 0) && c.GHWebhookSecret == "" {
 		return fmt.Errorf("--gh-webhook-secret is required with GitHub credentials: unsigned webhooks are refused")
+	}
+	if c.GHChecks && c.GHAppID == 0 {
+		return fmt.Errorf("--gh-checks needs a GitHub App (--gh-app-id and --gh-app-key-file): GitHub accepts check runs only from an App installation, not from a token")
 	}
 	if c.NodeID == "" {
 		c.NodeID = getenv("FLY_MACHINE_ID")

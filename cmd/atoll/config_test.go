@@ -121,6 +121,10 @@ func TestAuthFlags(t *testing.T) {
 			}},
 		{"oidc without issuer", []string{"--oidc-client-id", "atoll"}, nil, "need --oidc-issuer", nil},
 		{"oidc without client id", []string{"--oidc-issuer", "https://id.example"}, nil, "needs --oidc-client-id", nil},
+		{"checks with a token", []string{"--gh-checks", "--gh-token", "x", "--gh-webhook-secret", "y"}, nil, "--gh-checks needs a GitHub App (--gh-app-id", nil},
+		{"checks alone", []string{"--gh-checks"}, nil, "--gh-checks needs a GitHub App", nil},
+		{"checks from the env", nil, map[string]string{"ATOLL_GH_CHECKS": "true", "ATOLL_GH_APP_ID": "9", "ATOLL_GH_APP_KEY_FILE": "k.pem", "ATOLL_GH_WEBHOOK_SECRET": "y"}, "",
+			func(c *main.Config) bool { return c.GHChecks && c.GHAppID == 9 }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -26,6 +26,7 @@ type fakeGitHub struct {
 	minimized []string
 	calls     []string
 	merges    []fakeMerge
+	checkRuns []map[string]any // check runs as GitHub stores them (see fakechecks_test.go)
 }
 
 type fakeMerge struct {
@@ -63,11 +64,12 @@ func newFakeGitHub(t testing.TB) *fakeGitHub {
 	mux.HandleFunc("POST /repos/{owner}/{repo}/statuses/{sha}", f.createStatus)
 	mux.HandleFunc("POST /graphql", f.graphql)
 	mux.HandleFunc("PUT /repos/{owner}/{repo}/pulls/{n}/merge", f.merge)
+	f.checksRoutes(mux)
 	mux.HandleFunc("GET /user", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONResp(w, map[string]any{"login": "atoll-bot", "id": 1, "type": "User"})
 	})
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer gh-test-token" && r.Header.Get("Authorization") != "token gh-test-token" {
+		if r.Header.Get("Authorization") != "Bearer gh-test-token" && r.Header.Get("Authorization") != "token gh-test-token" && !appJWT(r) {
 			http.Error(w, `{"message":"Bad credentials"}`, http.StatusUnauthorized)
 			return
 		}

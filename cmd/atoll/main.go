@@ -30,6 +30,7 @@ import (
 	"github.com/atollhq/atoll/runner/terraform"
 	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
+	"github.com/atollhq/atoll/vcs/azuredevops"
 	"github.com/atollhq/atoll/vcs/github"
 	"github.com/atollhq/atoll/vcs/local"
 	"github.com/atollhq/atoll/web"
@@ -214,7 +215,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srv := &web.Server{DB: m.DB, Providers: providers, Logger: m.Logger, Version: Version, Node: c.NodeID,
+	srv := &web.Server{DB: m.DB, Providers: providers, Hosts: webhookHosts, Logger: m.Logger, Version: Version, Node: c.NodeID,
 		APISecret: c.APISecret, Demo: c.Demo, ApprovalTTL: c.ApprovalTTL, OIDC: c.oidc(), Changes: m.Changes}
 	if err := srv.Listen(c.listenAddr()); err != nil {
 		return err
@@ -315,12 +316,17 @@ func pluginCache(dataDir string) string {
 	return dir
 }
 
+// webhookHosts are the hosts whose webhooks Atoll tells apart, in the order
+// asked: GitHub's event header is the surer sign, so it goes first.
+var webhookHosts = []vcs.Recognizer{github.Recognizer{}, azuredevops.Recognizer{}}
+
 func (m *Main) providers() (map[string]vcs.Provider, error) {
 	c := &m.Config
 	providers := map[string]vcs.Provider{atoll.VCSLocal: &local.Provider{DB: m.DB}}
 	if c.GHToken != "" || c.GHAppID != 0 {
 		gh, err := github.New(github.Config{Hostname: c.GHHostname, APIURL: c.GHAPIURL, User: c.GHUser, Token: c.GHToken,
-			WebhookSecret: c.GHWebhookSecret, AppID: c.GHAppID, AppKeyFile: c.GHAppKeyFile})
+			WebhookSecret: c.GHWebhookSecret, AppID: c.GHAppID, AppKeyFile: c.GHAppKeyFile,
+			Checks: c.GHChecks})
 		if err != nil {
 			return nil, fmt.Errorf("github: %w", err)
 		}

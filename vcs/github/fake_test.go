@@ -34,15 +34,16 @@ type fakeGitHub struct {
 	t   *testing.T
 	srv *httptest.Server
 
-	mu       sync.Mutex
-	calls    []call
-	pull     []byte           // GET pulls/1347 response
-	reviews  []map[string]any // pulls/1347/reviews
-	files    []map[string]any // pulls/1347/files
-	comments []map[string]any // issues/1347/comments
-	nextID   int64
-	merge    func(w http.ResponseWriter, body map[string]any)
-	graphql  func(w http.ResponseWriter, id string) // nil: minimize succeeds
+	mu        sync.Mutex
+	calls     []call
+	pull      []byte           // GET pulls/1347 response
+	reviews   []map[string]any // pulls/1347/reviews
+	files     []map[string]any // pulls/1347/files
+	comments  []map[string]any // issues/1347/comments
+	nextID    int64
+	merge     func(w http.ResponseWriter, body map[string]any)
+	graphql   func(w http.ResponseWriter, id string) // nil: minimize succeeds
+	checkRuns []map[string]any                       // POST check-runs, as GitHub stores them
 	// App endpoints.
 	installationID int64
 	instToken      string
@@ -118,6 +119,59 @@ func newFake(t *testing.T) *fakeGitHub {
 		in["id"] = 1
 		in["url"] = "https://api.github.com/repos/octocat/Hello-World/statuses/" + r.PathValue("sha")
 		writeJSON(w, 201, in)
+	})
+	// Check runs: created, patched in place, listed per commit.
+	mux.HandleFunc("POST "+repo+"/check-runs", func(w http.ResponseWriter, r *http.Request) {
+		var in map[string]any
+		json.NewDecoder(r.Body).Decode(&in)
+		if in["name"] == nil || in["head_sha"] == nil {
+			writeJSON(w, 422, map[string]any{"message": "Invalid request.", "status": "422"})
+			return
+		}
+		f.mu.Lock()
+		f.nextID++
+		in["id"] = f.nextID
+		in["app"] = map[string]any{"id": 99, "slug": "atoll-app"}
+		if in["status"] == nil {
+			in["status"] = "queued"
+		}
+		f.checkRuns = append(f.checkRuns, in)
+		f.mu.Unlock()
+		writeJSON(w, 201, in)
+	})
+	mux.HandleFunc("PATCH "+repo+"/check-runs/{id}", func(w http.ResponseWriter, r *http.Request) {
+		var in map[string]any
+		json.NewDecoder(r.Body).Decode(&in)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, cr := range f.checkRuns {
+			if fmt.Sprint(cr["id"]) == r.PathValue("id") {
+				for k, v := range in {
+					cr[k] = v
+				}
+				if in["conclusion"] != nil {
+					cr["status"] = "completed" // as GitHub does
+				}
+				writeJSON(w, 200, cr)
+				return
+			}
+		}
+		notFound(w)
+	})
+	mux.HandleFunc("GET "+repo+"/commits/{sha}/check-runs", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		runs := []map[string]any{}
+		for i := len(f.checkRuns) - 1; i >= 0; i-- { // newest first
+			cr := f.checkRuns[i]
+			if cr["head_sha"] != r.PathValue("sha") || (q.Get("check_name") != "" && cr["name"] != q.Get("check_name")) ||
+				(q.Get("app_id") != "" && q.Get("app_id") != "99") {
+				continue
+			}
+			runs = append(runs, cr)
+		}
+		writeJSON(w, 200, map[string]any{"total_count": len(runs), "check_runs": runs})
 	})
 	mux.HandleFunc("POST /graphql", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {

@@ -31,6 +31,10 @@ type Config struct {
 	// AppKeyFile is the App's PEM private key. Installation ids come from
 	// webhook payloads or are looked up per repository.
 	AppKeyFile string
+	// Checks reports through check runs (the Checks API) instead of commit
+	// statuses. GitHub accepts check runs only from an App, so it needs
+	// AppID and AppKeyFile.
+	Checks     bool
 	HTTPClient *http.Client // optional; its Transport is wrapped with auth
 }
 
@@ -44,6 +48,8 @@ type Provider struct {
 
 	token *tokenAuth // exactly one of token and app is set
 	app   *appAuth
+
+	checks checkRuns // with cfg.Checks: the check run of each status
 }
 
 var _ vcs.Provider = (*Provider)(nil)
@@ -85,6 +91,9 @@ func New(cfg Config) (*Provider, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Checks && p.app == nil {
+		return nil, atoll.Errorf(atoll.EINVALID, "github: check runs need GitHub App credentials: GitHub refuses check runs from tokens")
 	}
 	return p, nil
 }

@@ -12,12 +12,16 @@ import (
 // are rejected with 422.
 const maxDescription = 140
 
-// SetStatus creates a commit status on sha.
+// SetStatus creates a commit status on sha, or with Config.Checks creates
+// or updates the check run named st.Context (see checks.go).
 func (p *Provider) SetStatus(ctx context.Context, repo atoll.Repo, sha string, st vcs.Status) error {
 	switch st.State {
 	case vcs.StatusPending, vcs.StatusSuccess, vcs.StatusFailure, vcs.StatusError:
 	default:
 		return atoll.Errorf(atoll.EINVALID, "unknown commit status state %q", st.State)
+	}
+	if p.cfg.Checks {
+		return p.setCheckRun(ctx, repo, sha, st)
 	}
 	gh, err := p.client(ctx, repo.Owner, repo.Name)
 	if err != nil {

@@ -200,3 +200,13 @@ func (p *Provider) Merge(ctx context.Context, repo atoll.Repo, number int, metho
 	}
 	return p.DB.Update(ctx, func(tx *store.Tx) error { return tx.SetPullState(d.ID, atoll.PullMerged) })
 }
+
+// Recognizes implements vcs.Recognizer: local repositories send no webhooks.
+func (p *Provider) Recognizes(http.Header) bool { return false }
+
+// WebhookHint implements vcs.Recognizer.
+func (p *Provider) WebhookHint() string { return "" }
+
+// PullRefs implements vcs.Provider: a local pull request's head is a branch
+// of the repository itself, fetched with the other branches.
+func (p *Provider) PullRefs(int) []string { return nil }
