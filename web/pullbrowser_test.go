@@ -119,8 +119,26 @@ func TestPullPageBrowser(t *testing.T) {
 	// A refusal is shown in place too (htmx swaps 4xx answers; the browser
 	// logs the 400 itself).
 	spaced := itoa(f.projects["spaced"])
-	run("click Plan on a project the grammar cannot name", chromedp.Click(`#project-`+spaced+` form input[value="plan"] ~ button`, chromedp.NodeVisible))
-	waitFor("the refusal in the row", `document.querySelector("#outcome-`+spaced+` .flash").innerText.includes("cannot be named in a comment")`)
+	// The projects section may be swapped by the live stream (the request
+	// above just finished) while the click lands: a click on the replaced
+	// button is lost, so click again until the refusal shows (a refusal
+	// queues nothing, however often it is asked for).
+	refused := `document.querySelector("#outcome-` + spaced + ` .flash")?.innerText.includes("cannot be named in a comment")`
+	for attempt := 1; ; attempt++ {
+		c, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := chromedp.Do(c, chromedp.Click(`#project-`+spaced+` form input[value="plan"] ~ button`, chromedp.NodeVisible))
+		cancel()
+		if attempt == 5 {
+			waitFor("the refusal in the row", refused)
+			break
+		}
+		if err != nil {
+			continue // the button was replaced under the click
+		}
+		if ok, err := chromedp.Run(ctx, chromedp.Poll[bool](refused, chromedp.WithPollingTimeout(10*time.Second))); err == nil && ok {
+			break
+		}
+	}
 	if n := len(f.queued(t)); n != 1 {
 		t.Errorf("%d requests queued, want 1", n)
 	}
