@@ -128,6 +128,9 @@ func TestGrantEnvironment(t *testing.T) {
 	}
 	env, revoke := s.Grant(source("https://github.com"), source("http://127.0.0.1:8080"))
 	defer revoke()
+	if s.Active() != 1 {
+		t.Fatalf("Active = %d after one grant", s.Active())
+	}
 	m := envMap(env)
 	exe, _ := os.Executable()
 	want := map[string]string{

@@ -127,6 +127,13 @@ func Listen(dir string, helper []string, logger *slog.Logger) (*Server, error) {
 // Path is the socket's path.
 func (s *Server) Path() string { return s.path }
 
+// Active is the number of grants not yet revoked.
+func (s *Server) Active() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.grants)
+}
+
 // Close stops serving and removes the socket. Later calls do nothing.
 func (s *Server) Close() error {
 	var err error

@@ -77,6 +77,8 @@ func TestPrivateModuleThroughCredentialHelper(t *testing.T) {
 	webhook(t, m.URL, "issue_comment", "issue_comment.created.json", webhookSecret, commentEvent(cloneURL, 1, "atlantis apply -d app"))
 	mustContain(t, "apply", waitFor(t, gh, 1, 2), "Apply complete! Resources: 2 added")
 
+	// Each request's grant ends with its jobs.
+	eventually(t, 10*time.Second, "the runs' credential grants revoked", func() bool { return m.Credentials.Active() == 0 })
 	for _, c := range gh.pullComments(1) {
 		if strings.Contains(c, token) {
 			t.Fatalf("a comment holds the token:\n%s", c)
