@@ -163,7 +163,7 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	res.ApprovedBy = approvedBy(approval)
 	args := append(append([]string{}, j.Spec.ApplyArgs...), j.Spec.ExtraArgs...)
 	sink.Write(atoll.StreamAtoll, "$ terraform apply -input=false "+planFileName(j)+argsSuffix(args))
-	out, err := r.terraformFor(j).Apply(ctx, dir, planFile, args, sink.emit)
+	out, err := r.terraformFor(w, j).Apply(ctx, dir, planFile, args, sink.emit)
 	res.Output = out
 	if s, ok := terraform.ParseSummaryLine(out); ok {
 		res.Summary = &s

@@ -25,7 +25,7 @@ const initMarker = "atoll-init"
 // runs with -reconfigure, which takes this project's backend config as it
 // is and never migrates state.
 func (r *Runner) init(ctx context.Context, w *work, j *atoll.Job, dir string, sink *logSink) error {
-	tf := r.terraformFor(j)
+	tf := r.terraformFor(w, j)
 	dataDir := tf.DataDir(dir)
 	marker := filepath.Join(dataDir, initMarker)
 	fingerprint := func() (string, error) {
@@ -33,7 +33,10 @@ func (r *Runner) init(ctx context.Context, w *work, j *atoll.Job, dir string, si
 		if err != nil {
 			return "", fmt.Errorf("init fingerprint: %w", err)
 		}
-		return initFingerprint(initInputs{Dir: dir, DataDir: dataDir, Args: j.Spec.InitArgs, Env: tf.Environ(), Bin: tf.Bin, Version: v.String()})
+		// The run's credential nonce differs every run; it is no input.
+		fpTF := tf
+		fpTF.RunEnv = nil
+		return initFingerprint(initInputs{Dir: dir, DataDir: dataDir, Args: j.Spec.InitArgs, Env: fpTF.Environ(), Bin: tf.Bin, Version: v.String()})
 	}
 	fp, err := fingerprint()
 	switch {

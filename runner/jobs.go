@@ -33,6 +33,8 @@ type outcome struct {
 // and returns one outcome per job in order. Jobs that already ended (a
 // resumed request) are reported from the store and not run again.
 func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn jobFunc) []outcome {
+	revoke := r.grantCredentials(ctx, w)
+	defer revoke()
 	outcomes := make([]outcome, len(jobs))
 	sem := make(chan struct{}, max(r.Parallelism, 1))
 	var wg sync.WaitGroup

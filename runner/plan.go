@@ -226,13 +226,13 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 	args := append(append([]string{}, j.Spec.PlanArgs...), j.Spec.ExtraArgs...)
 	sink.Write(atoll.StreamAtoll, "$ terraform plan -input=false -out "+planFileName(j)+argsSuffix(args))
 	start := time.Now()
-	out, _, err := r.terraformFor(j).Plan(ctx, dir, planFile, args, sink.emit)
+	out, _, err := r.terraformFor(w, j).Plan(ctx, dir, planFile, args, sink.emit)
 	w.log.Debug("terraform plan", "job", j.ID, "ms", time.Since(start).Milliseconds())
 	res.Output = out
 	if err != nil {
 		return err
 	}
-	show, err := r.terraformFor(j).ShowJSON(ctx, dir, planFile)
+	show, err := r.terraformFor(w, j).ShowJSON(ctx, dir, planFile)
 	if err != nil {
 		return err
 	}

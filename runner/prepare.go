@@ -33,7 +33,7 @@ func (r *Runner) prepare(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 		return "", err
 	}
 	// Pooled checkouts may have another workspace selected: always select.
-	if err := r.terraformFor(j).SelectWorkspace(ctx, dir, j.Workspace, sink.emit); err != nil {
+	if err := r.terraformFor(w, j).SelectWorkspace(ctx, dir, j.Workspace, sink.emit); err != nil {
 		return "", err
 	}
 	return dir, nil

@@ -31,6 +31,10 @@ type work struct {
 	releases []func()
 
 	statuses *statusQueue
+
+	// credEnv is Terraform's git credential helper settings while the
+	// request's jobs run (see grantCredentials).
+	credEnv []string
 }
 
 // releaseDirs gives the request's checkouts back to the pool.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/git"
+	"github.com/atollhq/atoll/gitcred"
 	"github.com/atollhq/atoll/procs"
 	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/runner/markdown"
@@ -59,6 +60,9 @@ type Runner struct {
 	// registry of Terraform.Procs and Workdirs.Procs). Start kills what an
 	// earlier process left running.
 	Procs *procs.Registry
+	// Credentials serves the host's git credentials to Terraform's runs
+	// (private module sources over https); nil serves none.
+	Credentials *gitcred.Server
 
 	wake    chan struct{}
 	stop    chan struct{}

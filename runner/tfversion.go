@@ -11,10 +11,12 @@ import (
 	"github.com/atollhq/atoll/runner/terraform"
 )
 
-// terraformFor is the Terraform runner of a job: the server's, plus the env
-// of the project's workflow.
-func (r *Runner) terraformFor(j *atoll.Job) terraform.Runner {
+// terraformFor is the Terraform runner of a job: the server's, with the
+// request's credential helper settings, plus the env of the project's
+// workflow.
+func (r *Runner) terraformFor(w *work, j *atoll.Job) terraform.Runner {
 	tf := r.Terraform
+	tf.RunEnv = w.credEnv
 	if len(j.Spec.Env) > 0 {
 		tf.Env = append(append([]string{}, tf.Env...), j.Spec.Env...)
 	}

@@ -129,6 +129,21 @@ type Provider interface {
 
 	// Merge merges the pull request (automerge after a full apply).
 	Merge(ctx context.Context, repo atoll.Repo, number int, method string) error
+
+	// GitCredentials returns what git over http(s) authenticates with on
+	// this host while Terraform runs for repo (private module sources); a
+	// zero GitCredential when the host needs none. The password is a secret:
+	// it is handed to git only through Atoll's credential helper.
+	GitCredentials(ctx context.Context, repo atoll.Repo) (GitCredential, error)
+}
+
+// GitCredential is a user name and password git sends to the hosts under
+// URL (a scheme and host, with a port when not the default:
+// "https://github.com"). The zero value means no credentials.
+type GitCredential struct {
+	URL      string
+	Username string
+	Password string
 }
 
 // Marker is the hidden tag Atoll puts in every comment it posts for command,

@@ -21,6 +21,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/demo"
 	"github.com/atollhq/atoll/git"
+	"github.com/atollhq/atoll/gitcred"
 	"github.com/atollhq/atoll/inmem"
 	"github.com/atollhq/atoll/node"
 	"github.com/atollhq/atoll/procs"
@@ -83,7 +84,7 @@ func oneLine(s string) string {
 	return strings.Join(lines, "; ")
 }
 
-const usageLine = "usage: atoll server [flags] | atoll restore --replica-url URL --output PATH | atoll version"
+const usageLine = "usage: atoll server [flags] | atoll restore --replica-url URL --output PATH | atoll version | atoll git-credential get"
 
 func run(args []string, stdout io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
@@ -117,6 +118,9 @@ func run(args []string, stdout io.Writer, getenv func(string) string) error {
 		return m.Close()
 	case "restore":
 		return restore(args[1:], stdout, getenv)
+	case "git-credential":
+		// Run by git, inside Terraform's runs (see package gitcred).
+		return gitcred.RunHelper(args[1:], os.Stdin, stdout, getenv)
 	default:
 		return usageError{err: fmt.Errorf("unknown command %q: %s", args[0], usageLine)}
 	}
@@ -152,6 +156,12 @@ type Main struct {
 	Stderr io.Writer
 	// Changes carries committed changes to the live pages.
 	Changes *inmem.Changes
+	// CredentialHelper is the atoll executable git runs as the credential
+	// helper of Terraform's runs (default: this executable; tests, whose
+	// executable is the test binary, point it at a built atoll).
+	CredentialHelper string
+	// Credentials serves the VCS hosts' git credentials to those helpers.
+	Credentials *gitcred.Server
 
 	serveErr   chan error
 	stopPruner func()
@@ -247,6 +257,9 @@ func (m *Main) Run(ctx context.Context) error {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
+	if m.Credentials, err = m.credentialServer(dataDir); err != nil {
+		return err
+	}
 	// Runner.Start kills what a crashed process left recorded here.
 	procReg := &procs.Registry{Dir: filepath.Join(workDir, "procs")}
 	m.Runner = &runner.Runner{
@@ -261,7 +274,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Allowlist: runner.ParseAllowlist(c.RepoAllowlist),
 		PublicURL: publicURL, Node: c.NodeID, Version: Version,
 		Parallelism: c.Parallelism, AllowForkPRs: c.AllowForkPRs, StopTimeout: c.StopTimeout, Logger: m.Logger,
-		AllowDraftPRs: c.AllowDraftPRs, PlanApproval: approvalPolicy,
+		AllowDraftPRs: c.AllowDraftPRs, PlanApproval: approvalPolicy, Credentials: m.Credentials,
 	}
 	m.Server.Runner = m.Runner
 	if c.DefaultTFVersion != "" {
@@ -355,6 +368,9 @@ func (m *Main) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		errs = append(errs, m.Node.Stop(ctx))
 		cancel()
+		if m.Credentials != nil {
+			errs = append(errs, m.Credentials.Close())
+		}
 		return errors.Join(errs...)
 	}
 	if m.stopPruner != nil {
@@ -363,10 +379,27 @@ func (m *Main) Close() error {
 	if m.Runner != nil {
 		m.Runner.Stop()
 	}
+	if m.Credentials != nil {
+		errs = append(errs, m.Credentials.Close())
+	}
 	if m.DB != nil {
 		errs = append(errs, m.DB.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// credentialServer serves the git credentials of Terraform's runs from a
+// private directory of the data dir.
+func (m *Main) credentialServer(dataDir string) (*gitcred.Server, error) {
+	helper := m.CredentialHelper
+	if helper == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("credential helper: %w", err)
+		}
+		helper = exe
+	}
+	return gitcred.Listen(filepath.Join(dataDir, "credentials"), []string{helper, "git-credential"}, m.Logger)
 }
 
 func (m *Main) stderr() io.Writer {

@@ -23,8 +23,8 @@ var (
 )
 
 // Environ is the environment terraform runs with: allowlisted variables of
-// the current process, the automation settings, then r.Env, later entries
-// replacing earlier ones with the same key.
+// the current process, the automation settings, then r.Env and r.RunEnv,
+// later entries replacing earlier ones with the same key.
 func (r Runner) Environ() []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -34,6 +34,7 @@ func (r Runner) Environ() []string {
 	}
 	env = append(env, "TF_IN_AUTOMATION=1", "TF_INPUT=0", "CHECKPOINT_DISABLE=1")
 	env = append(env, r.Env...)
+	env = append(env, r.RunEnv...)
 	return dedupEnv(env)
 }
 

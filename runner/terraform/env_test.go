@@ -51,3 +51,47 @@ func TestEnviron(t *testing.T) {
 		t.Error("PATH missing")
 	}
 }
+
+// The run's credential helper settings come last: a workflow's env cannot
+// point git elsewhere, and the server's own credentials and git settings
+// never reach Terraform (only the helper's socket and nonce do).
+func TestEnvironRunEnv(t *testing.T) {
+	t.Setenv("ATOLL_GH_TOKEN", "ghp_serverSecret")
+	t.Setenv("GIT_CONFIG_COUNT", "1")
+	t.Setenv("GIT_CONFIG_KEY_0", "http.extraHeader")
+	t.Setenv("GIT_CONFIG_VALUE_0", "Authorization: Basic ghp_serverSecret")
+	t.Setenv("GIT_ASKPASS", "/bin/echo")
+	r := terraform.Runner{
+		Env: []string{"GIT_CONFIG_COUNT=3", "GIT_TERMINAL_PROMPT=1"},
+		RunEnv: []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=credential.https://github.com.helper",
+			"GIT_CONFIG_VALUE_0=!'/usr/bin/atoll' 'git-credential'", "GIT_TERMINAL_PROMPT=0",
+			"ATOLL_CREDENTIAL_SOCKET=/data/credentials/git-credential.sock", "ATOLL_CREDENTIAL_NONCE=abc"},
+	}
+	environ := r.Environ()
+	env := map[string]string{}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	want := map[string]string{
+		"GIT_CONFIG_COUNT":        "1",
+		"GIT_CONFIG_KEY_0":        "credential.https://github.com.helper",
+		"GIT_CONFIG_VALUE_0":      "!'/usr/bin/atoll' 'git-credential'",
+		"GIT_TERMINAL_PROMPT":     "0",
+		"ATOLL_CREDENTIAL_SOCKET": "/data/credentials/git-credential.sock",
+		"ATOLL_CREDENTIAL_NONCE":  "abc",
+	}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("%s = %q, want %q", k, env[k], v)
+		}
+	}
+	for _, k := range []string{"ATOLL_GH_TOKEN", "GIT_ASKPASS"} {
+		if _, ok := env[k]; ok {
+			t.Errorf("%s inherited", k)
+		}
+	}
+	if s := strings.Join(environ, "\n"); strings.Contains(s, "ghp_serverSecret") {
+		t.Fatalf("terraform's environment holds the server's token:\n%s", s)
+	}
+}

@@ -27,6 +27,10 @@ type Runner struct {
 	Env   []string      // extra KEY=VALUE pairs; they override inherited ones
 	Grace time.Duration // time between SIGINT and SIGKILL on cancellation
 	Nice  int           // scheduling niceness of terraform processes (0-19)
+	// RunEnv is one run's settings, last of all: the git credential helper
+	// a run is granted (package gitcred). It changes with every run, so it
+	// is not an input of init (see runner's init fingerprint).
+	RunEnv []string
 	// Procs records terraform's process groups so that a later start can
 	// kill what a crash left running. Nil records nothing.
 	Procs *procs.Registry

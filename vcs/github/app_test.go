@@ -57,6 +57,14 @@ func TestAppInstallationTokens(t *testing.T) {
 	if url != "https://x-access-token:ghs_installationtoken-1@github.com/Codertocat/Hello-World.git" {
 		t.Errorf("CloneURL = %q", url)
 	}
+	// Private modules authenticate as the same installation.
+	cred, err := p.GitCredentials(ctx, ev.Repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cred.URL != "https://github.com" || cred.Username != "x-access-token" || cred.Password != "ghs_installationtoken-1" {
+		t.Errorf("GitCredentials = %+v", cred)
+	}
 	if n := len(f.callsTo("GET", "/repos/Codertocat/Hello-World/installation")); n != 0 {
 		t.Errorf("looked up an installation the payload named (%d calls)", n)
 	}

@@ -210,3 +210,8 @@ func (p *Provider) WebhookHint() string { return "" }
 // PullRefs implements vcs.Provider: a local pull request's head is a branch
 // of the repository itself, fetched with the other branches.
 func (p *Provider) PullRefs(int) []string { return nil }
+
+// GitCredentials implements vcs.Provider: local repositories need none.
+func (p *Provider) GitCredentials(ctx context.Context, repo atoll.Repo) (vcs.GitCredential, error) {
+	return vcs.GitCredential{}, nil
+}
