@@ -16,6 +16,7 @@ const (
 	EFORBIDDEN      = "forbidden"
 	EUNAVAILABLE    = "unavailable"
 	ENOTIMPLEMENTED = "not_implemented"
+	ETOOMANY        = "too_many_requests"
 )
 
 // Error is an application error whose Message can be shown to a user.

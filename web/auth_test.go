@@ -3,6 +3,7 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,7 +12,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -431,5 +434,62 @@ func TestAdminPageFreezeAndAudit(t *testing.T) {
 	}
 	if _, page = f.do(t, "GET", "/admin", "", h...); !strings.Contains(page, "Lift the freeze") {
 		t.Error("the admin page does not offer to lift the freeze")
+	}
+}
+
+// Guessing passwords from one address stops after ten failures, for the
+// login form and basic auth alike, the right password included, until the
+// window has passed; refused attempts write nothing.
+func TestLoginThrottle(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	f := newAuthFixture(t, func(s *web.Server) {
+		web.SetLoginClock(s, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	})
+	login := func(password string) (*http.Response, string) {
+		form := url.Values{"name": {"operator-user"}, "password": {password}, "next": {"/"}}.Encode()
+		return f.do(t, "POST", "/login", form, "Content-Type", "application/x-www-form-urlencoded", "Accept", "text/html")
+	}
+	basic := func(password string) int {
+		req, _ := http.NewRequest("GET", f.srv.URL+"/api/v1/me", nil)
+		req.SetBasicAuth("operator-user", password)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for i := range 10 {
+		if res, _ := login(fmt.Sprintf("guess %d", i)); res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d", i, res.StatusCode)
+		}
+	}
+	events := func() int {
+		evs, err := f.db.Events(context.Background(), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(evs)
+	}
+	before := events()
+	res, body := login(testPassword)
+	if res.StatusCode != http.StatusTooManyRequests || sessionCookieOf(res) != nil || !strings.Contains(body, "Too many failed sign-ins from your address: try again in 5 min.") {
+		t.Fatalf("the right password after ten failures: %d cookie %v\n%s", res.StatusCode, sessionCookieOf(res), body)
+	}
+	if code := basic(testPassword); code != http.StatusTooManyRequests {
+		t.Fatalf("basic auth after ten failures: %d", code)
+	}
+	if n := events(); n != before {
+		t.Errorf("refused attempts wrote %d audit events", n-before)
+	}
+	mu.Lock()
+	now = now.Add(5 * time.Minute)
+	mu.Unlock()
+	if code := basic(testPassword); code != http.StatusOK {
+		t.Fatalf("basic auth once the window has passed: %d", code)
+	}
+	if res, _ := login(testPassword); res.StatusCode != http.StatusSeeOther || sessionCookieOf(res) == nil {
+		t.Fatalf("login once the window has passed: %d", res.StatusCode)
 	}
 }

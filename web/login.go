@@ -23,8 +23,28 @@ const wrongPassword = "Wrong name or password."
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("no such user"), bcrypt.DefaultCost)
 
 // checkPassword returns the enabled local user name whose password is
-// password (EUNAUTHORIZED otherwise).
-func (s *Server) checkPassword(ctx context.Context, name, password string) (*atoll.User, error) {
+// password (EUNAUTHORIZED otherwise), unless addr failed too often lately
+// (ETOOMANY, and no password is checked).
+func (s *Server) checkPassword(ctx context.Context, addr, name, password string) (*atoll.User, error) {
+	now := s.now()
+	if s.logins.clock != nil {
+		now = s.logins.clock()
+	}
+	if ok, wait := s.logins.allow(addr, now); !ok {
+		return nil, atoll.Errorf(atoll.ETOOMANY, "Too many failed sign-ins from your address: try again in %d min.", int((wait+time.Minute-1)/time.Minute))
+	}
+	u, err := s.matchPassword(ctx, name, password)
+	switch {
+	case err == nil:
+		s.logins.succeeded(addr)
+	case atoll.ErrorCode(err) == atoll.EUNAUTHORIZED:
+		s.logins.failed(addr, now)
+	}
+	return u, err
+}
+
+// matchPassword is checkPassword without the limit.
+func (s *Server) matchPassword(ctx context.Context, name, password string) (*atoll.User, error) {
 	a, err := s.DB.UserByName(ctx, name)
 	switch {
 	case atoll.ErrorCode(err) == atoll.ENOTFOUND:
@@ -81,8 +101,12 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	name, password := strings.TrimSpace(r.PostForm.Get("name")), r.PostForm.Get("password")
 	next := safeBack(r.PostForm.Get("next"))
-	u, err := s.checkPassword(r.Context(), name, password)
+	u, err := s.checkPassword(r.Context(), remoteIP(r), name, password)
 	if err != nil {
+		if atoll.ErrorCode(err) == atoll.ETOOMANY {
+			s.renderLogin(w, r, http.StatusTooManyRequests, next, name, atoll.ErrorMessage(err))
+			return
+		}
 		if atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
 			s.pageError(w, r, err)
 			return

@@ -65,6 +65,7 @@ type Server struct {
 	// patterns are the registered routes (see routeMux).
 	patterns []string
 	budget   *byteBudget
+	logins   loginLimiter
 	warns    *warnLimiter
 	// streamsEnd is closed by Shutdown: long-lived responses (the change
 	// stream) end, as Shutdown waits for every response.
@@ -222,6 +223,7 @@ var statusOf = map[string]int{
 	atoll.EFORBIDDEN:      http.StatusForbidden,
 	atoll.EUNAVAILABLE:    http.StatusServiceUnavailable,
 	atoll.ENOTIMPLEMENTED: http.StatusNotImplemented,
+	atoll.ETOOMANY:        http.StatusTooManyRequests,
 	atoll.EINTERNAL:       http.StatusInternalServerError,
 }
 
