@@ -41,11 +41,10 @@
 	document.addEventListener("pointerup", function () { setTimeout(function () { pressed = null; }, 0); }, true);
 
 	// editing reports whether the user is typing in el (a reason for an
-	// approval, say), selecting text, pressing a button or waiting for the
-	// answer to one: el is not swapped under them.
+	// approval, say), selecting text or pressing a button: el is not
+	// swapped under them.
 	function editing(el) {
 		if (pressed && el.contains(pressed)) return true;
-		if (el.classList.contains("htmx-request") || el.querySelector(".htmx-request")) return true;
 		var a = document.activeElement;
 		if (a && el.contains(a) && (a.tagName === "TEXTAREA" || a.tagName === "INPUT") && a.value) return true;
 		var sel = window.getSelection && window.getSelection();
