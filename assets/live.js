@@ -34,17 +34,9 @@
 		return true;
 	}
 
-	// pressed is what the pointer went down on, until it is released: a
-	// section swapped between press and release would lose the click.
-	var pressed = null;
-	document.addEventListener("pointerdown", function (ev) { pressed = ev.target; }, true);
-	document.addEventListener("pointerup", function () { setTimeout(function () { pressed = null; }, 0); }, true);
-
 	// editing reports whether the user is typing in el (a reason for an
-	// approval, say), selecting text or pressing a button: el is not
-	// swapped under them.
+	// approval, say) or selecting text: el is not swapped under them.
 	function editing(el) {
-		if (pressed && el.contains(pressed)) return true;
 		var a = document.activeElement;
 		if (a && el.contains(a) && (a.tagName === "TEXTAREA" || a.tagName === "INPUT") && a.value) return true;
 		var sel = window.getSelection && window.getSelection();

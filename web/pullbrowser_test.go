@@ -153,28 +153,6 @@ func TestPullPageBrowser(t *testing.T) {
 	if q := f.queued(t); len(q) != 2 || q[1].Comment != "atlantis plan -d stale" || q[1].User != "alice" {
 		t.Errorf("queued after the comment: %+v", q)
 	}
-
-	// A section is not swapped while the pointer is down in it (the click
-	// would be lost), and is once it is released.
-	button := `document.querySelector("#project-` + ready + ` form input[value=plan] ~ button")`
-	run("press a button without releasing it", chromedp.Evaluate[chromedp.Void](`(() => { const b = `+button+`;
-		b.kept = true; b.dispatchEvent(new PointerEvent("pointerdown", {bubbles: true})); })()`))
-	notify := func() {
-		t.Helper()
-		err := f.db.Update(context.Background(), func(tx *store.Tx) error {
-			tx.Notify(atoll.Change{Topic: atoll.TopicJob, Repo: "acme/infra", Pull: 7})
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	notify()
-	time.Sleep(2 * time.Second) // several debounce periods: a swap would have happened
-	waitFor("the pressed button still in place", button+`.kept === true`)
-	run("release it", chromedp.Evaluate[chromedp.Void](`document.dispatchEvent(new PointerEvent("pointerup", {bubbles: true}))`))
-	notify()
-	waitFor("the section swapped after the release", button+` && !`+button+`.kept`)
 }
 
 func finishRequest(ctx context.Context, f *pullFixture, id int64) error {
