@@ -210,6 +210,24 @@ func (b *browser) clickUntil(what string, sel chromedp.CSS, js string) {
 	b.t.Fatalf("%s: clicking %s did not lead there (last click error: %v); page:\n%s", what, sel, lastErr, b.pageText())
 }
 
+// doUntil runs steps until the JavaScript predicate holds: a live section
+// swapped while the steps run replaces the nodes they act on ("could not
+// find node"), and the steps are then run again on the new ones.
+func (b *browser) doUntil(what, js string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	deadline := time.Now().Add(browserTimeout)
+	var lastErr error
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
+		lastErr = chromedp.Do(ctx, steps...)
+		cancel()
+		if b.poll(10*time.Second, js) {
+			return
+		}
+	}
+	b.t.Fatalf("%s did not lead there (last error: %v); page:\n%s", what, lastErr, b.pageText())
+}
+
 // signIn opens url signed out, which must lead to the login form, and
 // signs in there as the admin account.
 func (b *browser) signIn(url string) {

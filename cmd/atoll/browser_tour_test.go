@@ -274,7 +274,9 @@ func TestBrowserControlPlaneTour(t *testing.T) {
 	tourShot(b, shots, "06-plan")
 	const reason = "tour: reviewed in the browser"
 	approve := `section.approval form[action$="/approve"]`
-	b.do("give a reason", chromedp.SendKeys(chromedp.CSS(approve+` input[name=reason]`), reason, chromedp.NodeVisible))
+	b.doUntil("give a reason", `document.querySelector(`+jsString(approve+` input[name=reason]`)+`).value === `+jsString(reason),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector(`+jsString(approve+` input[name=reason]`)+`).value = ''`),
+		chromedp.SendKeys(chromedp.CSS(approve+` input[name=reason]`), reason, chromedp.NodeVisible))
 	b.clickUntil("press Approve", chromedp.CSS(approve+` button[type=submit]`),
 		`document.querySelector('section.approval').innerText.includes('Approved by admin')`)
 	b.waitFor("the approval in place, with its message", `window.location.pathname === `+jsString(planPath)+` && (() => {
@@ -322,7 +324,9 @@ func TestBrowserControlPlaneTour(t *testing.T) {
 	// plans still run, an apply is refused; then lift the freeze.
 	b.clickUntil("open the audit page", chromedp.CSS(`header nav a[href="/audit"]`), `location.pathname === '/audit' && document.querySelector('#freeze')`)
 	const freezeReason = "tour release week"
-	b.do("give the freeze a reason", chromedp.SendKeys(chromedp.CSS(`#freeze input[name=reason]`), freezeReason, chromedp.NodeVisible))
+	b.doUntil("give the freeze a reason", `document.querySelector('#freeze input[name=reason]').value === `+jsString(freezeReason),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#freeze input[name=reason]').value = ''`),
+		chromedp.SendKeys(chromedp.CSS(`#freeze input[name=reason]`), freezeReason, chromedp.NodeVisible))
 	b.clickUntil("press Freeze applies", chromedp.CSS(`#freeze button.danger`), `document.querySelector('.banner-freeze')`)
 	banner := `document.querySelector('.banner-freeze') && document.querySelector('.banner-freeze').innerText.includes('Applies are frozen by admin: ` + freezeReason + `')`
 	b.waitFor("the freeze panel says frozen", banner+` && document.querySelector('#freeze').innerText.includes('Lift the freeze')`)
@@ -354,7 +358,8 @@ func TestBrowserControlPlaneTour(t *testing.T) {
 
 	// 7. Search the logs for the gate, and follow the hit to its line.
 	b.clickUntil("open the runs page", chromedp.CSS(`header nav a[href="/runs"]`), `location.pathname === '/runs' && document.querySelector('input[name=q]')`)
-	b.do("search the logs",
+	b.doUntil("search the logs", `new URLSearchParams(location.search).get('q') === 'tourgate'`,
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('input[name=q]').value = ''`),
 		chromedp.SendKeys(chromedp.CSS(`input[name=q]`), "tourgate", chromedp.NodeVisible),
 		chromedp.Click(chromedp.CSS(`form.filters button.primary`), chromedp.NodeVisible))
 	hit := `[...document.querySelectorAll('.hit')].find(h => h.querySelector('.hit-head a[href="` + prodJobPath + `"]'))`
