@@ -61,7 +61,7 @@ func (s *Server) adminChange(w http.ResponseWriter, r *http.Request, action, det
 		} else if before > 0 && after == 0 {
 			return atoll.Errorf(atoll.EINVALID, "Refused: Atoll would have no enabled admin left.")
 		}
-		return tx.AddEvent(atoll.Event{Actor: me.Name, Action: action, Detail: detail + " from " + remoteIP(r)})
+		return tx.AddEvent(atoll.Event{Actor: me.Name, Action: action, Detail: detail + " from " + source(r)})
 	})
 	if err != nil {
 		s.failed(w, r, "/admin", err)
@@ -179,7 +179,7 @@ func (s *Server) handleCreateToken(w http.ResponseWriter, r *http.Request) {
 		if _, err := tx.CreateToken(a.ID, name, hash); err != nil {
 			return err
 		}
-		return tx.AddEvent(atoll.Event{Actor: me.Name, Action: "token.create", Detail: name + " for " + a.Name + " from " + remoteIP(r)})
+		return tx.AddEvent(atoll.Event{Actor: me.Name, Action: "token.create", Detail: name + " for " + a.Name + " from " + source(r)})
 	})
 	if err != nil {
 		s.failed(w, r, "/admin", err)
@@ -205,7 +205,7 @@ func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request) {
 		if t, err = tx.RevokeToken(id); err != nil {
 			return err
 		}
-		return tx.AddEvent(atoll.Event{Actor: me.Name, Action: "token.revoke", Detail: t.Name + " of " + t.User + " from " + remoteIP(r)})
+		return tx.AddEvent(atoll.Event{Actor: me.Name, Action: "token.revoke", Detail: t.Name + " of " + t.User + " from " + source(r)})
 	})
 	if err != nil {
 		s.failed(w, r, "/admin", err)

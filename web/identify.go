@@ -60,7 +60,7 @@ func (s *Server) whoIs(w http.ResponseWriter, r *http.Request) (*atoll.User, err
 		return s.DB.TokenUser(ctx, store.HashSecret(token))
 	}
 	if name, password, ok := r.BasicAuth(); ok {
-		return s.checkPassword(ctx, remoteIP(r), name, password)
+		return s.checkPassword(ctx, source(r), name, password)
 	}
 	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
 		u, err := s.DB.SessionUser(ctx, store.HashSecret(c.Value))

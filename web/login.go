@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -101,7 +100,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	name, password := strings.TrimSpace(r.PostForm.Get("name")), r.PostForm.Get("password")
 	next := safeBack(r.PostForm.Get("next"))
-	u, err := s.checkPassword(r.Context(), remoteIP(r), name, password)
+	u, err := s.checkPassword(r.Context(), source(r), name, password)
 	if err != nil {
 		if atoll.ErrorCode(err) == atoll.ETOOMANY {
 			s.renderLogin(w, r, http.StatusTooManyRequests, next, name, atoll.ErrorMessage(err))
@@ -134,7 +133,7 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *atoll.U
 		if err := tx.CreateSession(u.ID, hash); err != nil {
 			return err
 		}
-		return tx.AddEvent(atoll.Event{Actor: u.Name, Action: "login", Detail: how + " from " + remoteIP(r)})
+		return tx.AddEvent(atoll.Event{Actor: u.Name, Action: "login", Detail: how + " from " + source(r)})
 	})
 	if err != nil {
 		return err
@@ -153,7 +152,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 			if err != nil || name == "" {
 				return err
 			}
-			return tx.AddEvent(atoll.Event{Actor: name, Action: "logout", Detail: "from " + remoteIP(r)})
+			return tx.AddEvent(atoll.Event{Actor: name, Action: "logout", Detail: "from " + source(r)})
 		})
 		if err != nil {
 			s.failed(w, r, "/", err)
@@ -188,21 +187,11 @@ func (s *Server) secureCookies(r *http.Request) bool {
 // not shown (the answer does not depend on it).
 func (s *Server) audit(r *http.Request, actor, action, how string) {
 	err := s.DB.Update(r.Context(), func(tx *store.Tx) error {
-		return tx.AddEvent(atoll.Event{Actor: actor, Action: action, Detail: how + " from " + remoteIP(r)})
+		return tx.AddEvent(atoll.Event{Actor: actor, Action: action, Detail: how + " from " + source(r)})
 	})
 	if err != nil {
 		s.Logger.Warn("audit event not recorded", "action", action, "err", err)
 	}
-}
-
-// remoteIP is the client's address as this server sees it. X-Forwarded-For
-// is not trusted: any client can send it.
-func remoteIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
 
 // auditName bounds a name typed into the login form before it is recorded.

@@ -109,7 +109,7 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Path: "/auth/oidc/", MaxAge: -1, HttpOnly: true, Secure: s.secureCookies(r), SameSite: http.SameSiteLaxMode})
 	u, next, err := s.oidcUser(r)
 	if err != nil {
-		s.Logger.Warn("oidc sign-in refused", "err", err, "remote", remoteIP(r))
+		s.Logger.Warn("oidc sign-in refused", "err", err, "remote", source(r))
 		s.audit(r, "oidc", "login_failed", "oidc")
 		msg := atoll.ErrorMessage(err)
 		if atoll.ErrorCode(err) == atoll.EINTERNAL {
