@@ -149,3 +149,19 @@ type GitCredential struct {
 // Marker is the hidden tag Atoll puts in every comment it posts for command,
 // so that hosts can find (and hide) its earlier comments.
 func Marker(command string) string { return "<!-- atoll:" + command + " -->" }
+
+// Replier is a host whose comments live in threads (Azure DevOps). The
+// results of a command are posted in the thread of the comment that asked
+// for them (replyTo, the Event's CommentID) rather than as a new thread.
+type Replier interface {
+	ReplyComment(ctx context.Context, repo atoll.Repo, number int, replyTo, body string) (string, error)
+}
+
+// Comment posts body on the pull request: as a reply to replyTo where the
+// host threads its comments and replyTo is set, as a new comment otherwise.
+func Comment(ctx context.Context, p Provider, repo atoll.Repo, number int, replyTo, body string) (string, error) {
+	if r, ok := p.(Replier); ok && replyTo != "" {
+		return r.ReplyComment(ctx, repo, number, replyTo, body)
+	}
+	return p.CreateComment(ctx, repo, number, body)
+}
