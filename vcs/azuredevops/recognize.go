@@ -1,7 +1,7 @@
-// Package azuredevops is the home of the Azure DevOps provider. The provider
-// itself is not built yet; what is here recognises Azure DevOps webhooks, so
-// that one reaching this server is refused as "not configured" rather than
-// as an unknown request.
+// Package azuredevops is the Azure DevOps provider (Services and Server).
+// Its Recognizer works unconfigured, so that an Azure DevOps webhook reaching
+// a server that does not serve Azure DevOps is refused as "not configured"
+// rather than as an unknown request.
 package azuredevops
 
 import (
