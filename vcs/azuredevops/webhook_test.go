@@ -286,7 +286,7 @@ func TestParseWebhookCommentsIgnored(t *testing.T) {
 		"edited": v2(func(m map[string]any) {
 			set(m, "resource.comment.lastContentUpdatedDate", "2014-06-17T16:58:33.123889Z")
 		}),
-		"empty": v2(func(m map[string]any) { set(m, "resource.comment.content", " ") }),
+		"empty":      v2(func(m map[string]any) { set(m, "resource.comment.content", " ") }),
 		"edited 1.0": fixture(t, "pullrequest-comment.v1.json"),
 		"system 1.0": func() map[string]any {
 			m := fresh(fixture(t, "pullrequest-comment.v1.json"), "resource")
