@@ -30,8 +30,9 @@ func (p *Provider) commentEvent(env *hookEnvelope) (*vcs.Event, error) {
 		c  *hookComment
 		pr *hookPull
 	)
-	switch env.ResourceVersion {
-	case "2.0":
+	// Versions are "2.0", possibly with a -preview suffix.
+	switch major, _, _ := strings.Cut(env.ResourceVersion, "."); major {
+	case "2":
 		var res hookCommentV2
 		if err := json.Unmarshal(env.Resource, &res); err != nil {
 			return nil, invalid("resource is not a comment and pull request (%v)", err)
@@ -43,7 +44,7 @@ func (p *Provider) commentEvent(env *hookEnvelope) (*vcs.Event, error) {
 			return nil, invalid("resource.pullRequest is missing")
 		}
 		c, pr = res.Comment, res.PullRequest
-	case "1.0":
+	case "1":
 		c = new(hookComment)
 		if err := json.Unmarshal(env.Resource, c); err != nil {
 			return nil, invalid("resource is not a comment (%v)", err)

@@ -500,3 +500,32 @@ func TestWebhookAuthUnconfigured(t *testing.T) {
 		}
 	}
 }
+
+// A 1.0 comment event of today's dev.azure.com links to its pull request
+// with the project in the path (here with a space, escaped).
+func TestParseWebhookComment10ProjectLink(t *testing.T) {
+	p := newProvider(t, "")
+	m := fresh(fixture(t, "pullrequest-comment.v1.json"), "resource")
+	set(m, "resourceVersion", "1.0-preview.1")
+	set(m, "resource._links.self.href", "https://dev.azure.com/Fabrikam/6ce954b1/_apis/git/repositories/4bc14d40/pullRequests/7/threads/12/comments/1")
+	set(m, "message", map[string]any{
+		"text":     "Jamal Hartnett has commented on a pull request",
+		"markdown": "Jamal Hartnett has [commented](https://dev.azure.com/Fabrikam/Fabrikam%20Fiber/_git/infra/pullrequest/7?discussionId=12) on a pull request",
+	})
+	ev, err := parse(t, p, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := atoll.Repo{VCS: atoll.VCSAzureDevOps, Host: "dev.azure.com", Owner: "fabrikam/Fabrikam Fiber", Name: "infra",
+		CloneURL: "https://dev.azure.com/fabrikam/Fabrikam%20Fiber/_git/infra",
+		HTMLURL:  "https://dev.azure.com/fabrikam/Fabrikam%20Fiber/_git/infra"}
+	if ev.Repo != want || ev.Pull.Number != 7 || ev.CommentID != "12/1" || ev.Pull.URL != want.HTMLURL+"/pullrequest/7" {
+		t.Errorf("got %+v, want repo %+v, pull 7, comment 12/1", ev, want)
+	}
+
+	// A link to another pull request does not count.
+	set(m, "message.markdown", "[commented](https://dev.azure.com/fabrikam/Fabrikam/_git/infra/pullrequest/8)")
+	if _, err := parse(t, p, m); atoll.ErrorCode(err) != atoll.EINVALID {
+		t.Errorf("link to pull request 8: got %v, want EINVALID", err)
+	}
+}
