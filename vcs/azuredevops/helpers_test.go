@@ -3,6 +3,7 @@ package azuredevops_test
 import (
 	"context"
 	"encoding/base64"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -77,3 +78,5 @@ func newProvider(t *testing.T, srv *azuretest.Server, mod ...func(*azuredevops.C
 	}
 	return p
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }
