@@ -19,7 +19,9 @@ func (c patCredential) Authorization(context.Context) (string, error) {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(":"+string(c))), nil
 }
 
-func (c patCredential) GitAuth(context.Context) (string, string, error) { return "atoll", string(c), nil }
+func (c patCredential) GitAuth(context.Context) (string, string, error) {
+	return "atoll", string(c), nil
+}
 
 // rotatingCredential hands out bearer tokens in turn, as an expiring Entra
 // ID token source does; Authorization is counted.

@@ -145,4 +145,3 @@ func TestGetPullNotFound(t *testing.T) {
 		t.Errorf("owner without project: err = %v; want EINVALID", err)
 	}
 }
-

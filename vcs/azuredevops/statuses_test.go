@@ -120,4 +120,3 @@ func TestSetStatusDescriptionTruncated(t *testing.T) {
 		t.Errorf("description: %d runes, valid %v, %q...", n, utf8.ValidString(got), got[:10])
 	}
 }
-

@@ -8,6 +8,10 @@
 // Organizations (collections) live directly under the server's URL, or
 // under a virtual directory (WithVirtualDirectory("/tfs")) as on Azure
 // DevOps Server: Server.URL is what Config.Hostname takes.
+//
+// The SDK caches the resource locations of an organization URL for the
+// life of the process, so a test that counts discovery requests should use
+// an organization name no other test in the binary uses.
 package azuretest
 
 import (
@@ -97,6 +101,16 @@ func (s *Server) AcceptBearer(token, uniqueName string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.creds["Bearer "+token] = uniqueName
+}
+
+// Revoke stops accepting a token given to AcceptPAT or AcceptBearer, as
+// when it expires or is revoked.
+func (s *Server) Revoke(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.creds, "Basic "+base64.StdEncoding.EncodeToString([]byte(":"+token)))
+	delete(s.creds, "pat:"+token)
+	delete(s.creds, "Bearer "+token)
 }
 
 // identity is who an Authorization value authenticates, "" for nobody.
