@@ -11,8 +11,14 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/vcs"
 	"github.com/microsoft/azure-devops-go-api/azuredevops/v7"
 	"github.com/microsoft/azure-devops-go-api/azuredevops/v7/git"
+)
+
+var (
+	_ vcs.Provider = (*Provider)(nil)
+	_ vcs.Replier  = (*Provider)(nil)
 )
 
 // defaultTimeout bounds API calls when the caller gives no HTTP client, so

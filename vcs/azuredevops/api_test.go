@@ -148,11 +148,12 @@ func TestServerVirtualDirectory(t *testing.T) {
 }
 
 // The fake answers an unknown credential as Azure does, with an HTML page
-// and 401: the provider still reports the status, not a JSON error.
+// and 401 when the client suppresses the sign-in redirect.
 func TestFakeRefusesLikeAzure(t *testing.T) {
 	srv := newFake(t)
 	req, _ := http.NewRequest(http.MethodOptions, srv.URL+"/contoso/_apis", nil)
 	req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(":nope")))
+	req.Header.Set("X-TFS-FedAuthRedirect", "Suppress")
 	resp, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -170,5 +171,35 @@ func TestFakeRefusesLikeAzure(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("PAT with a user name: status %d", resp.StatusCode)
+	}
+}
+
+// stripHeader drops a request header, as a meddling proxy might.
+type stripHeader struct {
+	name string
+	base http.RoundTripper
+}
+
+func (s stripHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Del(s.name)
+	return s.base.RoundTrip(r)
+}
+
+// Without the header that suppresses the sign-in redirect, Azure answers a
+// refused credential with a sign-in page and 203: still EUNAUTHORIZED, not
+// a JSON syntax error.
+func TestUnauthorizedSignInPage(t *testing.T) {
+	srv := newFake(t)
+	hc := &http.Client{Transport: stripHeader{"X-TFS-FedAuthRedirect", http.DefaultTransport}}
+	p := newProvider(t, srv, func(c *azuredevops.Config) { c.Credential, c.HTTPClient = patCredential("wrong"), hc })
+	_, err := p.GetPull(context.Background(), repo, 7)
+	if atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
+		t.Errorf("err = %v; want EUNAUTHORIZED", err)
+	}
+	// With the right token the same client works.
+	p = newProvider(t, srv, func(c *azuredevops.Config) { c.HTTPClient = hc })
+	if _, err := p.GetPull(context.Background(), repo, 7); err != nil {
+		t.Errorf("err = %v", err)
 	}
 }

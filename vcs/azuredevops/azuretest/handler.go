@@ -31,8 +31,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	who := s.identity(auth)
 	if who == "" {
-		// Azure's answer to a missing, expired or revoked credential when
-		// the client suppresses the sign-in redirect: 401 with an HTML page.
+		// Azure's answer to a missing, expired or revoked credential: a
+		// sign-in page with 203 unless the client suppresses the sign-in
+		// redirect, else 401 with an HTML page.
+		if !strings.EqualFold(r.Header.Get("X-TFS-FedAuthRedirect"), "Suppress") {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.WriteHeader(http.StatusNonAuthoritativeInfo)
+			io.WriteString(w, "<html><head><title>Azure DevOps Services | Sign In</title></head><body>Sign in</body></html>")
+			return
+		}
 		w.Header().Set("WWW-Authenticate", `Bearer authorization_uri=https://login.microsoftonline.com/common, Basic realm="`+s.srv.URL+`/", TFS-Federated`)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusUnauthorized)
