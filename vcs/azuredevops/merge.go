@@ -38,6 +38,9 @@ func (p *Provider) Merge(ctx context.Context, repo atoll.Repo, number int, metho
 	if err != nil {
 		return apiError(err, "get pull %s#%d", repo.FullName(), number)
 	}
+	if st := deref(pr.Status); st != git.PullRequestStatusValues.Active {
+		return atoll.Errorf(atoll.ECONFLICT, "Azure DevOps pull request %s#%d is %s, not active: nothing to merge.", repo.FullName(), number, st)
+	}
 	if pr.LastMergeSourceCommit == nil || deref(pr.LastMergeSourceCommit.CommitId) == "" {
 		return atoll.Errorf(atoll.ECONFLICT, "Azure DevOps has not computed the merge of %s#%d yet; try again.", repo.FullName(), number)
 	}

@@ -3,6 +3,7 @@ package azuredevops_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/atollhq/atoll"
@@ -80,6 +81,9 @@ func TestMergeRefused(t *testing.T) {
 			}
 			if got := srv.Pull(org, project, repoName, 7).Status; got != tc.status {
 				t.Errorf("status = %q, want %q", got, tc.status)
+			}
+			if tc.status != "active" && strings.Contains(err.Error(), "TF4") {
+				t.Errorf("err = %v; want Atoll's own message for a pull request that is not active", err)
 			}
 		})
 	}
