@@ -23,6 +23,8 @@ func TestChangedFiles(t *testing.T) {
 			[]string{"main.tf", "modules/vpc/vars.tf", "old.tf"}},
 		{"rename gives both paths", []azuretest.Change{{Path: "/prod/main.tf", ChangeType: "rename", OriginalPath: "/staging/main.tf"}},
 			[]string{"prod/main.tf", "staging/main.tf"}},
+		{"rename reported as sourceServerItem", []azuretest.Change{{Path: "/prod/main.tf", ChangeType: "rename", SourceServerItem: "/staging/main.tf"}},
+			[]string{"prod/main.tf", "staging/main.tf"}},
 		{"edit and rename", []azuretest.Change{{Path: "/b/x.tf", ChangeType: "edit, rename", OriginalPath: "/a/x.tf"}},
 			[]string{"b/x.tf", "a/x.tf"}},
 		{"folders skipped", []azuretest.Change{{Path: "/modules/new", ChangeType: "add", Folder: true}, {Path: "/modules/new/main.tf", ChangeType: "add"}},

@@ -236,7 +236,9 @@ func (h *handler) changes(number, iteration int) {
 		e := map[string]any{"changeTrackingId": i + 1, "changeId": i + 1, "item": item, "changeType": typ}
 		if c.OriginalPath != "" {
 			e["originalPath"] = "/" + strings.TrimPrefix(c.OriginalPath, "/")
-			e["sourceServerItem"] = e["originalPath"]
+		}
+		if c.SourceServerItem != "" {
+			e["sourceServerItem"] = "/" + strings.TrimPrefix(c.SourceServerItem, "/")
 		}
 		entries = append(entries, e)
 	}

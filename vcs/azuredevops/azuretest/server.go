@@ -175,8 +175,11 @@ type Reviewer struct {
 type Change struct {
 	Path         string
 	ChangeType   string // add, edit (default), delete, rename, "edit, rename"
-	OriginalPath string // for renames
-	Folder       bool
+	OriginalPath string // for renames: originalPath
+	// SourceServerItem is the item's path before the change, when the
+	// server reports it that way.
+	SourceServerItem string
+	Folder           bool
 }
 
 // Iteration is one push to the pull request.
