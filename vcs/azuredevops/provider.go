@@ -3,6 +3,7 @@ package azuredevops
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -16,6 +17,7 @@ type Provider struct {
 	cfg  Config
 	base *url.URL // scheme, host and virtual directory; an organization is base/ORG
 	log  *slog.Logger
+	http *http.Client // the API's client (see api.go)
 }
 
 // New checks cfg and returns a Provider.
@@ -37,7 +39,7 @@ func New(cfg Config) (*Provider, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Provider{cfg: cfg, base: base, log: log}, nil
+	return &Provider{cfg: cfg, base: base, log: log, http: apiHTTPClient(cfg.HTTPClient)}, nil
 }
 
 // parseHostname turns --azuredevops-hostname into a base URL.

@@ -1,0 +1,55 @@
+package azuredevops
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/vcs"
+)
+
+// CloneURL returns ORGURL/PROJECT/_git/REPO on the configured host, with
+// the credential's git user name and password (a PAT or an Entra ID
+// token) as user info. It is built from the configuration, never from a
+// payload, so a forged webhook cannot send the token elsewhere. The
+// result holds a secret: never log it.
+func (p *Provider) CloneURL(ctx context.Context, repo atoll.Repo) (string, error) {
+	u, err := p.gitURL(repo)
+	if err != nil {
+		return "", err
+	}
+	user, pass, err := p.cfg.Credential.GitAuth(ctx)
+	if err != nil {
+		return "", fmt.Errorf("azuredevops git credentials: %w", err)
+	}
+	u.User = url.UserPassword(user, pass)
+	return u.String(), nil
+}
+
+// GitCredentials implements vcs.Provider: the git credential for the
+// configured host (scheme and host only), for private module sources in
+// other repositories of the same host.
+func (p *Provider) GitCredentials(ctx context.Context, repo atoll.Repo) (vcs.GitCredential, error) {
+	if _, err := p.gitURL(repo); err != nil {
+		return vcs.GitCredential{}, err
+	}
+	user, pass, err := p.cfg.Credential.GitAuth(ctx)
+	if err != nil {
+		return vcs.GitCredential{}, fmt.Errorf("azuredevops git credentials: %w", err)
+	}
+	return vcs.GitCredential{URL: p.base.Scheme + "://" + p.base.Host, Username: user, Password: pass}, nil
+}
+
+// gitURL is the credential-free URL git fetches repo from.
+func (p *Provider) gitURL(repo atoll.Repo) (*url.URL, error) {
+	org, project, name, err := repoPath(repo)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(p.webURL(org, project, name))
+	if err != nil {
+		return nil, atoll.Errorf(atoll.EINVALID, "repository %s has no valid clone URL", repo.FullName())
+	}
+	return u, nil
+}

@@ -1,0 +1,65 @@
+package azuredevops
+
+import (
+	"context"
+
+	"github.com/atollhq/atoll"
+	"github.com/microsoft/azure-devops-go-api/azuredevops/v7/git"
+)
+
+// mergeStrategies maps Atoll's merge methods to Azure's completion
+// strategies.
+var mergeStrategies = map[string]git.GitPullRequestMergeStrategy{
+	"":             git.GitPullRequestMergeStrategyValues.NoFastForward,
+	"merge":        git.GitPullRequestMergeStrategyValues.NoFastForward,
+	"squash":       git.GitPullRequestMergeStrategyValues.Squash,
+	"rebase":       git.GitPullRequestMergeStrategyValues.Rebase,
+	"rebase-merge": git.GitPullRequestMergeStrategyValues.RebaseMerge,
+}
+
+// Merge completes the pull request with method merge (the default),
+// squash, rebase or rebase-merge. Completing names the source commit
+// Atoll saw, so Azure refuses (409) if someone pushed meanwhile. The
+// source branch is kept: deleting it is the team's policy, not Atoll's.
+func (p *Provider) Merge(ctx context.Context, repo atoll.Repo, number int, method string) error {
+	strategy, ok := mergeStrategies[method]
+	if !ok {
+		return atoll.Errorf(atoll.EINVALID, "unknown merge method %q (want merge, squash, rebase or rebase-merge)", method)
+	}
+	org, project, name, err := repoPath(repo)
+	if err != nil {
+		return err
+	}
+	gc, err := p.gitClient(ctx, org)
+	if err != nil {
+		return err
+	}
+	pr, err := gc.GetPullRequest(ctx, git.GetPullRequestArgs{Project: &project, RepositoryId: &name, PullRequestId: &number})
+	if err != nil {
+		return apiError(err, "get pull %s#%d", repo.FullName(), number)
+	}
+	if st := deref(pr.Status); st != git.PullRequestStatusValues.Active {
+		return atoll.Errorf(atoll.ECONFLICT, "Azure DevOps pull request %s#%d is %s, not active: nothing to merge.", repo.FullName(), number, st)
+	}
+	if pr.LastMergeSourceCommit == nil || deref(pr.LastMergeSourceCommit.CommitId) == "" {
+		return atoll.Errorf(atoll.ECONFLICT, "Azure DevOps has not computed the merge of %s#%d yet; try again.", repo.FullName(), number)
+	}
+	update := &git.GitPullRequest{
+		Status:                &git.PullRequestStatusValues.Completed,
+		LastMergeSourceCommit: &git.GitCommitRef{CommitId: pr.LastMergeSourceCommit.CommitId},
+		CompletionOptions: &git.GitPullRequestCompletionOptions{
+			MergeStrategy:      &strategy,
+			DeleteSourceBranch: ptr(false),
+		},
+	}
+	res, err := gc.UpdatePullRequest(ctx, git.UpdatePullRequestArgs{Project: &project, RepositoryId: &name, PullRequestId: &number, GitPullRequestToUpdate: update})
+	if err != nil {
+		return apiError(err, "merge %s#%d", repo.FullName(), number)
+	}
+	// Completion is asynchronous: a failure shows on the answer, success
+	// may still be on its way.
+	if msg := deref(res.MergeFailureMessage); msg != "" {
+		return atoll.Errorf(atoll.ECONFLICT, "Azure DevOps did not merge %s#%d: %s", repo.FullName(), number, msg)
+	}
+	return nil
+}
