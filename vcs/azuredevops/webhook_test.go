@@ -20,12 +20,12 @@ const (
 	hookUser = "azure-hook"
 	hookPass = "hook-s3cret"
 
-	headSHA = "53d54ac915144006c2c9e90d2c7d3880920db49c"
-	baseSHA = "a511f535b1ea495ee0c903badb68fbc83772c882"
-	author  = "fabrikamfiber4@hotmail.com"
+	hookHeadSHA = "53d54ac915144006c2c9e90d2c7d3880920db49c"
+	hookBaseSHA = "a511f535b1ea495ee0c903badb68fbc83772c882"
+	hookAuthor  = "fabrikamfiber4@hotmail.com"
 )
 
-func newProvider(t *testing.T, hostname string) *azuredevops.Provider {
+func newHookProvider(t *testing.T, hostname string) *azuredevops.Provider {
 	t.Helper()
 	p, err := azuredevops.New(azuredevops.Config{
 		Hostname:        hostname,
@@ -124,12 +124,12 @@ var fabrikam = atoll.Repo{
 const pull1URL = "https://dev.azure.com/fabrikam/Fabrikam/_git/Fabrikam/pullrequest/1"
 
 func fullPull(state string) atoll.Pull {
-	return atoll.Pull{Repo: "fabrikam/Fabrikam/Fabrikam", Number: 1, Title: "my first pull request", Author: author,
-		HeadSHA: headSHA, HeadRef: "mytopic", BaseSHA: baseSHA, BaseRef: "master", State: state, URL: pull1URL}
+	return atoll.Pull{Repo: "fabrikam/Fabrikam/Fabrikam", Number: 1, Title: "my first pull request", Author: hookAuthor,
+		HeadSHA: hookHeadSHA, HeadRef: "mytopic", BaseSHA: hookBaseSHA, BaseRef: "master", State: state, URL: pull1URL}
 }
 
 func TestParseWebhookSamples(t *testing.T) {
-	p := newProvider(t, "")
+	p := newHookProvider(t, "")
 	tests := []struct {
 		name string
 		m    map[string]any
@@ -137,22 +137,22 @@ func TestParseWebhookSamples(t *testing.T) {
 	}{
 		{"created", fixture(t, "pullrequest.created.json"), &vcs.Event{
 			Kind: vcs.EventPullOpened, DeliveryID: "2ab4e3d3-b7a6-425e-92b1-5a9982c1269e",
-			Repo: fabrikam, Pull: fullPull(atoll.PullOpen), User: author}},
+			Repo: fabrikam, Pull: fullPull(atoll.PullOpen), User: hookAuthor}},
 		{"updated to completed", fixture(t, "pullrequest.updated.json"), &vcs.Event{
 			Kind: vcs.EventPullClosed, DeliveryID: "af07be1b-f3ad-44c8-a7f1-c4835f2df06b",
-			Repo: fabrikam, Pull: fullPull(atoll.PullMerged), Merged: true, User: author}},
+			Repo: fabrikam, Pull: fullPull(atoll.PullMerged), Merged: true, User: hookAuthor}},
 		{"merged and completed", fixture(t, "pullrequest.merged.json"), &vcs.Event{
 			Kind: vcs.EventPullClosed, DeliveryID: "6872ee8c-b333-4eff-bfb9-0d5274943566",
-			Repo: fabrikam, Pull: fullPull(atoll.PullMerged), Merged: true, User: author}},
+			Repo: fabrikam, Pull: fullPull(atoll.PullMerged), Merged: true, User: hookAuthor}},
 		{"comment 2.0", fresh(fixture(t, "pullrequest-comment.v2.json"), "resource.comment"), &vcs.Event{
 			Kind: vcs.EventComment, DeliveryID: "af07be1b-f3ad-44c8-a7f1-c4835f2df06b", Repo: fabrikam,
-			Pull: atoll.Pull{Repo: "fabrikam/Fabrikam/Fabrikam", Number: 1, Title: "my first pull request", Author: author, URL: pull1URL},
-			User: author, Comment: "This is my comment.", CommentID: "5/2"}},
+			Pull: atoll.Pull{Repo: "fabrikam/Fabrikam/Fabrikam", Number: 1, Title: "my first pull request", Author: hookAuthor, URL: pull1URL},
+			User: hookAuthor, Comment: "This is my comment.", CommentID: "5/2"}},
 		// 1.0 names the repository only in its message's link.
 		{"comment 1.0", fresh(fixture(t, "pullrequest-comment.v1.json"), "resource"), &vcs.Event{
 			Kind: vcs.EventComment, DeliveryID: "af07be1b-f3ad-44c8-a7f1-c4835f2df06b", Repo: fabrikam,
 			Pull: atoll.Pull{Repo: "fabrikam/Fabrikam/Fabrikam", Number: 1, URL: pull1URL},
-			User: author, Comment: "This is my comment.", CommentID: "5/2"}},
+			User: hookAuthor, Comment: "This is my comment.", CommentID: "5/2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,7 +169,7 @@ func TestParseWebhookSamples(t *testing.T) {
 
 // The comment samples, as they are, are edits: ignored.
 func TestParseWebhookIgnoresSampleEdits(t *testing.T) {
-	p := newProvider(t, "")
+	p := newHookProvider(t, "")
 	for _, name := range []string{"pullrequest-comment.v1.json", "pullrequest-comment.v2.json"} {
 		body, err := os.ReadFile(filepath.Join("testdata", "azuredevops", name))
 		if err != nil {
@@ -193,7 +193,7 @@ func activeUpdate(t *testing.T, text string) map[string]any {
 }
 
 func TestParseWebhookPullUpdates(t *testing.T) {
-	p := newProvider(t, "")
+	p := newHookProvider(t, "")
 	const push = "Jamal Hartnett updated the source branch of pull request 1 (my first pull request) in Fabrikam\r\nhttps://dev.azure.com/fabrikam/Fabrikam/_git/Fabrikam/"
 	tests := []struct {
 		name   string
@@ -264,7 +264,7 @@ func TestParseWebhookPullUpdates(t *testing.T) {
 			if ev.Kind != tt.kind || ev.Merged != tt.merged || ev.Draft != tt.draft || ev.Pull.State != tt.state {
 				t.Errorf("got kind %s merged %v draft %v state %s, want %s %v %v %s", ev.Kind, ev.Merged, ev.Draft, ev.Pull.State, tt.kind, tt.merged, tt.draft, tt.state)
 			}
-			if ev.Repo != fabrikam || ev.Pull.Number != 1 || ev.Pull.HeadSHA != headSHA {
+			if ev.Repo != fabrikam || ev.Pull.Number != 1 || ev.Pull.HeadSHA != hookHeadSHA {
 				t.Errorf("repo %+v pull %+v", ev.Repo, ev.Pull)
 			}
 		})
@@ -272,7 +272,7 @@ func TestParseWebhookPullUpdates(t *testing.T) {
 }
 
 func TestParseWebhookCommentsIgnored(t *testing.T) {
-	p := newProvider(t, "")
+	p := newHookProvider(t, "")
 	v2 := func(edit func(m map[string]any)) map[string]any {
 		m := fresh(fixture(t, "pullrequest-comment.v2.json"), "resource.comment")
 		edit(m)
@@ -313,7 +313,7 @@ func TestParseWebhookCommentsIgnored(t *testing.T) {
 }
 
 func TestParseWebhookInvalid(t *testing.T) {
-	p := newProvider(t, "")
+	p := newHookProvider(t, "")
 	edit := func(name string, f func(m map[string]any)) []byte {
 		m := fixture(t, name)
 		if strings.HasPrefix(name, "pullrequest-comment.v2") {
@@ -364,8 +364,8 @@ func TestParseWebhookInvalid(t *testing.T) {
 			set(m, "resource.pullRequest.pullRequestId", 2)
 		}), "resource.pullRequest.pullRequestId"},
 		{"comment without author", edit("pullrequest-comment.v2.json", func(m map[string]any) {
-			set(m, "resource.comment.author.uniqueName", nil)
-		}), "comment.author.uniqueName"},
+			set(m, "resource.comment.hookAuthor.uniqueName", nil)
+		}), "comment.hookAuthor.uniqueName"},
 		{"bad comment date", edit("pullrequest-comment.v2.json", func(m map[string]any) {
 			set(m, "resource.comment.publishedDate", "yesterday")
 		}), "comment.publishedDate"},
@@ -395,7 +395,7 @@ func TestParseWebhookInvalid(t *testing.T) {
 // On Azure DevOps Server the organization is the collection after the
 // configured virtual directory.
 func TestParseWebhookServer(t *testing.T) {
-	p := newProvider(t, "https://tfs.example.com/tfs")
+	p := newHookProvider(t, "https://tfs.example.com/tfs")
 	m := fixture(t, "pullrequest.created.json")
 	set(m, "resource.repository.url", "https://tfs.example.com/tfs/DefaultCollection/6ce954b1/_apis/git/repositories/4bc14d40")
 	set(m, "resource.repository.remoteUrl", "https://tfs.example.com/tfs/DefaultCollection/Fabrikam/_git/Fabrikam")
@@ -429,7 +429,7 @@ func TestParseWebhookServer(t *testing.T) {
 }
 
 func TestWebhookAuth(t *testing.T) {
-	p := newProvider(t, "")
+	p := newHookProvider(t, "")
 	body := encode(t, fixture(t, "pullrequest.created.json"))
 	tests := []struct {
 		name     string
@@ -504,7 +504,7 @@ func TestWebhookAuthUnconfigured(t *testing.T) {
 // A 1.0 comment event of today's dev.azure.com links to its pull request
 // with the project in the path (here with a space, escaped).
 func TestParseWebhookComment10ProjectLink(t *testing.T) {
-	p := newProvider(t, "")
+	p := newHookProvider(t, "")
 	m := fresh(fixture(t, "pullrequest-comment.v1.json"), "resource")
 	set(m, "resourceVersion", "1.0-preview.1")
 	set(m, "resource._links.self.href", "https://dev.azure.com/Fabrikam/6ce954b1/_apis/git/repositories/4bc14d40/pullRequests/7/threads/12/comments/1")
