@@ -12,6 +12,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/git"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/templates"
 )
 
 // PlanApproval is --plan-approval in demo mode: production's plans are
@@ -22,6 +23,46 @@ const PlanApproval = "demo/infra/production"
 
 // Repo is the demo repository's identity.
 var Repo = atoll.Repo{VCS: atoll.VCSLocal, Host: "local", Owner: "demo", Name: "infra"}
+
+// AzureRepo is the demo repository named as Azure DevOps names one
+// (ORG/PROJECT/REPO, on dev.azure.com), still a local repository: it shows
+// how an Azure pull request looks without an Azure organisation.
+var AzureRepo = atoll.Repo{VCS: atoll.VCSLocal, Host: "dev.azure.com", Owner: "demo-org/demo-project", Name: "infra"}
+
+// Options choose how the demo is seeded. The zero value is the default demo.
+type Options struct {
+	// VCS names the demo repository as that host would: "" (or
+	// atoll.VCSLocal) for demo/infra, atoll.VCSAzureDevOps for
+	// demo-org/demo-project/infra. The repository is local either way.
+	VCS string
+}
+
+// Check refuses a VCS the demo cannot imitate.
+func (o Options) Check() error {
+	switch o.VCS {
+	case "", atoll.VCSLocal, atoll.VCSAzureDevOps:
+		return nil
+	}
+	return atoll.Errorf(atoll.EINVALID, "The demo names its repository as %q or %q would, not %q.", atoll.VCSLocal, atoll.VCSAzureDevOps, o.VCS)
+}
+
+// Repo is the demo repository's identity.
+func (o Options) Repo() atoll.Repo {
+	if o.VCS == atoll.VCSAzureDevOps {
+		return AzureRepo
+	}
+	return Repo
+}
+
+// PlanApproval is --plan-approval in demo mode (see the constant): the
+// production project of the demo repository.
+func (o Options) PlanApproval() string { return o.Repo().FullName() + "/production" }
+
+// Allowlist is --repo-allowlist in demo mode: the demo repository's owner.
+func (o Options) Allowlist() string {
+	r := o.Repo()
+	return r.Host + "/" + r.Owner + "/*"
+}
 
 const atlantisYAML = `version: 3
 automerge: false
@@ -72,16 +113,30 @@ output "app_names" {
 // #1 (linked under publicURL) with an autoplan request, unless that was done
 // before. It returns the repository record.
 func Seed(ctx context.Context, db *store.DB, dataDir, publicURL string) (*atoll.Repo, error) {
-	dir, err := filepath.Abs(filepath.Join(dataDir, "demo", "infra"))
+	return SeedWith(ctx, db, dataDir, publicURL, Options{})
+}
+
+// SeedWith is Seed with the repository named as opt says.
+func SeedWith(ctx context.Context, db *store.DB, dataDir, publicURL string, opt Options) (*atoll.Repo, error) {
+	if err := opt.Check(); err != nil {
+		return nil, err
+	}
+	repo := opt.Repo()
+	// Each naming has its own repository (and state): a data dir seeded
+	// both ways keeps both.
+	sub, state := "infra", "state"
+	if opt.VCS == atoll.VCSAzureDevOps {
+		sub, state = "azure-infra", "azure-state"
+	}
+	dir, err := filepath.Abs(filepath.Join(dataDir, "demo", sub))
 	if err != nil {
 		return nil, err
 	}
-	repo := Repo
 	repo.CloneURL = "file://" + dir
 	if existing, err := db.RepoByName(ctx, repo.FullName()); err == nil {
 		return existing, nil
 	}
-	head, base, err := createRepo(ctx, dir, filepath.Join(filepath.Dir(dir), "state"))
+	head, base, err := createRepo(ctx, dir, filepath.Join(filepath.Dir(dir), state))
 	if err != nil {
 		return nil, fmt.Errorf("demo repo: %w", err)
 	}
@@ -93,7 +148,7 @@ func Seed(ctx context.Context, db *store.DB, dataDir, publicURL string) (*atoll.
 		repo.ID = repoID
 		pullID, err := tx.UpsertPull(repoID, atoll.Pull{Number: 1, Title: "Scale staging to three app instances",
 			Author: "alice", HeadSHA: head, HeadRef: "scale-staging", BaseSHA: base, BaseRef: "main", State: atoll.PullOpen,
-			URL: publicURL + "/repos/" + repo.FullName() + "/pulls/1"})
+			URL: publicURL + templates.PullPath(repo.FullName(), 1)})
 		if err != nil {
 			return err
 		}

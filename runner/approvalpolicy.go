@@ -2,6 +2,7 @@ package runner
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/atollhq/atoll"
@@ -9,18 +10,22 @@ import (
 
 // ApprovalPolicy says which plans must be approved in Atoll (the dashboard
 // or the API) before they are applied: --plan-approval, comma-separated
-// patterns, each `*` (every plan), `owner/repo` (every project of a
-// repository) or `owner/repo/project`, where project is a project's name or
-// its dir. Each part may be a glob (path.Match: `*`, `?`, `[...]`); a last
-// part of `*` matches every project, dirs with slashes included.
+// patterns, each `*` (every plan), a repository's full name (every project
+// of it) or its full name and a project, where project is a project's name
+// or its dir. A full name has as many parts as the host gives it:
+// `owner/repo` on GitHub, `org/project/repo` on Azure DevOps. So a pattern
+// is read against each repository: its first parts (as many as the
+// repository's full name has) match the repository, and whatever follows
+// them matches the project. Each part may be a glob (path.Match: `*`, `?`,
+// `[...]`); a project part of `*` matches every project, dirs with slashes
+// included.
 type ApprovalPolicy struct {
 	patterns []approvalPattern
 }
 
 type approvalPattern struct {
-	all         bool
-	owner, repo string
-	project     string // "" matches every project
+	all   bool
+	parts []string // split on "/"; none is empty
 }
 
 // ParseApprovalPolicy parses --plan-approval; the empty string requires
@@ -36,32 +41,28 @@ func ParseApprovalPolicy(s string) (*ApprovalPolicy, error) {
 			p.patterns = append(p.patterns, approvalPattern{all: true})
 			continue
 		}
-		parts := strings.SplitN(raw, "/", 3)
-		if len(parts) < 2 || parts[0] == "" || parts[1] == "" || (len(parts) == 3 && parts[2] == "") {
-			return nil, atoll.Errorf(atoll.EINVALID, "--plan-approval: %q is not *, owner/repo or owner/repo/project.", raw)
+		parts := strings.Split(raw, "/")
+		if len(parts) < 2 || slices.Contains(parts, "") {
+			return nil, atoll.Errorf(atoll.EINVALID, "--plan-approval: %q is not *, owner/repo[/project] or org/project/repo[/project].", raw)
 		}
-		pat := approvalPattern{owner: parts[0], repo: parts[1]}
-		if len(parts) == 3 && parts[2] != "*" {
-			pat.project = parts[2]
-		}
-		for _, g := range []string{pat.owner, pat.repo, pat.project} {
+		for _, g := range parts {
 			if _, err := path.Match(g, ""); err != nil {
 				return nil, atoll.Errorf(atoll.EINVALID, "--plan-approval: %q has a bad glob: %v.", raw, err)
 			}
 		}
-		p.patterns = append(p.patterns, pat)
+		p.patterns = append(p.patterns, approvalPattern{parts: parts})
 	}
 	return p, nil
 }
 
 // Requires reports whether a plan of project (name, may be "") in dir of
-// repo (owner/name) must be approved before it is applied. A nil policy
-// requires nothing.
+// repo (its full name: owner/name, or org/project/name on Azure DevOps)
+// must be approved before it is applied. A nil policy requires nothing.
 func (p *ApprovalPolicy) Requires(repo, project, dir string) bool {
 	if p == nil {
 		return false
 	}
-	owner, name, _ := strings.Cut(repo, "/")
+	names := strings.Split(repo, "/")
 	dir = strings.Trim(path.Clean("/"+dir), "/")
 	if dir == "" {
 		dir = "."
@@ -70,14 +71,28 @@ func (p *ApprovalPolicy) Requires(repo, project, dir string) bool {
 		if pat.all {
 			return true
 		}
-		if !match(pat.owner, owner) || !match(pat.repo, name) {
-			continue
-		}
-		if pat.project == "" || (project != "" && match(pat.project, project)) || match(pat.project, dir) {
+		if pat.matches(names, project, dir) {
 			return true
 		}
 	}
 	return false
+}
+
+func (pat approvalPattern) matches(names []string, project, dir string) bool {
+	if len(pat.parts) < len(names) {
+		return false // fewer parts than the full name: never a repository
+	}
+	for i, n := range names {
+		if !match(pat.parts[i], n) {
+			return false
+		}
+	}
+	if len(pat.parts) == len(names) {
+		return true // the repository: every project
+	}
+	// The rest is the project, a dir may have slashes.
+	rest := strings.Join(pat.parts[len(names):], "/")
+	return rest == "*" || (project != "" && match(rest, project)) || match(rest, dir)
 }
 
 // String is the policy as --plan-approval would give it.
@@ -87,13 +102,10 @@ func (p *ApprovalPolicy) String() string {
 	}
 	var out []string
 	for _, pat := range p.patterns {
-		switch {
-		case pat.all:
+		if pat.all {
 			out = append(out, "*")
-		case pat.project == "":
-			out = append(out, pat.owner+"/"+pat.repo)
-		default:
-			out = append(out, pat.owner+"/"+pat.repo+"/"+pat.project)
+		} else {
+			out = append(out, strings.Join(pat.parts, "/"))
 		}
 	}
 	return strings.Join(out, ",")

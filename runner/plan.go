@@ -56,7 +56,7 @@ func (r *Runner) fail(ctx context.Context, w *work, command string, err error) e
 	w.log.Error(command+" failed", "err", err)
 	r.status(ctx, w, w.pull.HeadSHA, command, "", vcs.StatusFailure, "Failed: see the pull request comment.", r.pullURL(w))
 	body := r.Markdown.Error(command, atoll.ErrorMessage(err), vcs.Marker(command))
-	if _, cerr := w.vcs.CreateComment(ctx, *w.repo, w.pull.Number, body); cerr != nil {
+	if _, cerr := w.comment(ctx, body); cerr != nil {
 		return fmt.Errorf("%w (and commenting failed: %v)", err, cerr)
 	}
 	return err

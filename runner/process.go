@@ -130,8 +130,26 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 func (r *Runner) reply(ctx context.Context, w *work, command, body string) error {
 	ctx, cancel := reportContext(ctx)
 	defer cancel()
-	_, err := w.vcs.CreateComment(ctx, *w.repo, w.pull.Number, body+"\n"+vcs.Marker(command))
+	_, err := w.comment(ctx, body+"\n"+vcs.Marker(command))
 	return err
+}
+
+// comment posts body on the request's pull request: in the thread of the
+// comment that asked for it, on hosts that thread their comments.
+func (w *work) comment(ctx context.Context, body string) (string, error) {
+	return vcs.Comment(ctx, w.vcs, *w.repo, w.pull.Number, w.replyTo(), body)
+}
+
+// replyTo is the host's id of the comment the request answers, or "". Only
+// a comment that came from the host's webhook has one: a request from the
+// dashboard or the API carries the id of a comment in Atoll's database (a
+// local repository's), which the host does not know, and autoplan, close
+// and the like answer no comment.
+func (w *work) replyTo() string {
+	if w.req.Kind != atoll.RequestComment || w.req.Source != atoll.SourcePRComment {
+		return ""
+	}
+	return w.req.CommentID
 }
 
 func (r *Runner) version(ctx context.Context, w *work) error {

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/atollhq/atoll"
@@ -118,7 +119,7 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 	}
 	var posted []string
 	for _, body := range r.Markdown.Results(command, tell, vcs.Marker(command)) {
-		id, err := w.vcs.CreateComment(ctx, *w.repo, w.pull.Number, body)
+		id, err := w.comment(ctx, body)
 		if err != nil {
 			return fmt.Errorf("comment %s results: %w", command, err)
 		}
@@ -140,7 +141,8 @@ func (r *Runner) pullURL(w *work) string {
 	if r.PublicURL == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s/repos/%s/pulls/%d", r.PublicURL, w.repo.FullName(), w.pull.Number)
+	// The owner is one path segment: an Azure DevOps owner is ORG/PROJECT.
+	return fmt.Sprintf("%s/repos/%s/%s/pulls/%d", r.PublicURL, url.PathEscape(w.repo.Owner), url.PathEscape(w.repo.Name), w.pull.Number)
 }
 
 // reportContext outlives a stop: when running jobs are interrupted, telling

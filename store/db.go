@@ -305,10 +305,15 @@ func fromNullTS(n sql.NullInt64) *time.Time {
 	return &t
 }
 
-// splitFullName splits owner/name.
+// splitFullName splits owner/name on the last slash: an Azure DevOps
+// repository's owner is ORG/PROJECT.
 func splitFullName(full string) (string, string, bool) {
-	owner, name, ok := strings.Cut(full, "/")
-	return owner, name, ok && owner != "" && name != ""
+	i := strings.LastIndex(full, "/")
+	if i < 0 {
+		return "", "", false
+	}
+	owner, name := full[:i], full[i+1:]
+	return owner, name, owner != "" && name != "" && !strings.HasPrefix(owner, "/") && !strings.HasSuffix(owner, "/")
 }
 
 // scanner is a *sql.Row or *sql.Rows.

@@ -61,9 +61,14 @@ type ErrorPage struct {
 	Message string
 }
 
-// PullPath is the page of pull request number of repo (owner/name).
+// PullPath is the page of pull request number of repo (owner/name). The
+// owner is everything before the last slash and is escaped as one segment:
+// an Azure DevOps owner is ORG/PROJECT.
 func PullPath(repo string, number int) string {
-	owner, name, _ := strings.Cut(repo, "/")
+	owner, name := repo, ""
+	if i := strings.LastIndex(repo, "/"); i >= 0 {
+		owner, name = repo[:i], repo[i+1:]
+	}
 	return "/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + "/pulls/" + strconv.Itoa(number)
 }
 

@@ -104,7 +104,10 @@ func (s *Server) postComment(ctx context.Context, r *http.Request, pull *atoll.P
 			return out, err
 		}
 	}
-	out.Queued, err = s.Runner.HandleEvent(ctx, &vcs.Event{Kind: vcs.EventComment, Repo: *repo,
-		Pull: atoll.Pull{Number: pull.Number}, User: user, Comment: body, CommentID: strconv.FormatInt(out.CommentID, 10), Source: source(r)})
+	ev := &vcs.Event{Kind: vcs.EventComment, Repo: *repo, Pull: atoll.Pull{Number: pull.Number}, User: user, Comment: body, Source: source(r)}
+	if out.CommentID != 0 {
+		ev.CommentID = strconv.FormatInt(out.CommentID, 10)
+	}
+	out.Queued, err = s.Runner.HandleEvent(ctx, ev)
 	return out, err
 }

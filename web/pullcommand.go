@@ -93,7 +93,9 @@ func (s *Server) handlePullCommand(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ev := &vcs.Event{Kind: vcs.EventComment, Repo: *repo, Pull: atoll.Pull{Number: pull.Number}, User: user.Name, Comment: comment}
+	// Source: the audit log names the client, and the runner then knows the
+	// comment id is Atoll's, not one the host could reply to.
+	ev := &vcs.Event{Kind: vcs.EventComment, Repo: *repo, Pull: atoll.Pull{Number: pull.Number}, User: user.Name, Comment: comment, Source: source(r)}
 	if commentID != 0 {
 		ev.CommentID = strconv.FormatInt(commentID, 10)
 	}
