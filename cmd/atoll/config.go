@@ -46,6 +46,7 @@ type Config struct {
 	APISecret        string
 	NodeID           string
 	Demo             bool
+	DemoVCS          string // --demo-vcs: the host the demo repository is named after
 	// PlanApproval and ApprovalTTL: which plans need an approval in Atoll
 	// before apply, and how long one lasts.
 	PlanApproval string
@@ -53,7 +54,8 @@ type Config struct {
 
 	Retention store.Retention // --retain-* (retention.go)
 
-	authConfig // --admin-password, --oidc-* (auth.go)
+	authConfig  // --admin-password, --oidc-* (auth.go)
+	azureConfig // --azuredevops-* (azuredevops.go)
 
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
@@ -70,7 +72,8 @@ type Config struct {
 
 // secretFlags are read from files too (--FLAG-file, ATOLL_FLAG_FILE), so
 // that secrets stay out of argv, where any local user can read them.
-var secretFlags = []string{"gh-token", "gh-webhook-secret", "api-secret", "replica-secret-access-key", "admin-password", "oidc-client-secret"}
+var secretFlags = []string{"gh-token", "gh-webhook-secret", "api-secret", "replica-secret-access-key", "admin-password", "oidc-client-secret",
+	"azuredevops-token", "azuredevops-webhook-password", "azuredevops-client-secret"}
 
 func (c *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Port, "port", 4141, "HTTP port")
@@ -98,10 +101,12 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.StopTimeout, "stop-timeout", 5*time.Minute, "how long a stopping server lets running jobs finish")
 	fs.StringVar(&c.APISecret, "api-secret", "", "an admin API token named \"api-secret\" (X-Atlantis-Token or Authorization: Bearer), for Atlantis's API clients")
 	fs.StringVar(&c.NodeID, "node-id", "", "this node's name (default FLY_MACHINE_ID or the hostname)")
-	fs.StringVar(&c.PlanApproval, "plan-approval", "", "plans that must be approved in Atoll (dashboard or API) before apply: comma-separated *, owner/repo or owner/repo/PROJECT (name or dir), globs allowed (default with --demo: "+demo.PlanApproval+")")
+	fs.StringVar(&c.PlanApproval, "plan-approval", "", "plans that must be approved in Atoll (dashboard or API) before apply: comma-separated *, a repository's full name (owner/repo, org/project/repo on Azure DevOps), or that followed by /PROJECT (name or dir), globs allowed (default with --demo: "+demo.PlanApproval+")")
 	fs.DurationVar(&c.ApprovalTTL, "approval-ttl", atoll.DefaultApprovalTTL, "how long a plan approval lasts")
+	fs.StringVar(&c.DemoVCS, "demo-vcs", "", "with --demo, name the demo repository as this host would: azuredevops gives demo-org/demo-project/infra (still a local repository)")
 	fs.BoolVar(&c.Demo, "demo", false, "run the self-contained demo (local repository, no credentials, 127.0.0.1 unless --addr)")
 	authFlags(fs, &c.authConfig)
+	azureFlags(fs, &c.azureConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {
 		c.secretFiles[name] = fs.String(name+"-file", "", "file holding --"+name+" (trailing newline trimmed)")
@@ -198,14 +203,23 @@ func (c *Config) validate(getenv func(string) string) error {
 	if err := c.authConfig.validate(); err != nil {
 		return err
 	}
+	if err := c.azureConfig.validate(); err != nil {
+		return err
+	}
 	if !c.Demo && c.RepoAllowlist == "" {
 		return fmt.Errorf("--repo-allowlist is required (e.g. github.com/myorg/*)")
 	}
 	if err := c.checkDemo(); err != nil {
 		return err
 	}
+	if err := c.demoOptions().Check(); err != nil {
+		return fmt.Errorf("--demo-vcs: %w", err)
+	}
+	if c.DemoVCS != "" && !c.Demo {
+		return fmt.Errorf("--demo-vcs needs --demo")
+	}
 	if c.Demo && c.RepoAllowlist == "" {
-		c.RepoAllowlist = demoAllowlist
+		c.RepoAllowlist = c.demoOptions().Allowlist()
 	}
 	if (c.GHToken != "" || c.GHAppID != 0) && c.GHWebhookSecret == "" {
 		return fmt.Errorf("--gh-webhook-secret is required with GitHub credentials: unsigned webhooks are refused")
@@ -225,14 +239,14 @@ func (c *Config) validate(getenv func(string) string) error {
 // checkDemo refuses VCS credentials with --demo: the demo is for trying
 // Atoll out, with a printed password, and must not act on real repositories.
 func (c *Config) checkDemo() error {
-	if c.Demo && (c.GHToken != "" || c.GHAppID != 0 || c.GHAppKeyFile != "" || c.GHWebhookSecret != "") {
-		return fmt.Errorf("--demo takes no VCS credentials (--gh-token, --gh-app-id, --gh-app-key-file, --gh-webhook-secret)")
+	if c.Demo && (c.GHToken != "" || c.GHAppID != 0 || c.GHAppKeyFile != "" || c.GHWebhookSecret != "" || c.azureConfig.configured()) {
+		return fmt.Errorf("--demo takes no VCS credentials (--gh-token, --gh-app-id, --gh-app-key-file, --gh-webhook-secret, --azuredevops-*)")
 	}
 	return nil
 }
 
-// demoAllowlist admits the demo's local repository.
-const demoAllowlist = "local/demo/*"
+// demoOptions is what --demo seeds.
+func (c *Config) demoOptions() demo.Options { return demo.Options{VCS: c.DemoVCS} }
 
 // listenAddr is --addr, else --port on every interface, or on 127.0.0.1
 // only for the demo: it is for trying Atoll out on this machine.

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -186,10 +187,10 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	if c.Demo && c.RepoAllowlist == "" {
-		c.RepoAllowlist = demoAllowlist
+		c.RepoAllowlist = c.demoOptions().Allowlist()
 	}
 	if c.Demo && c.PlanApproval == "" {
-		c.PlanApproval = demo.PlanApproval
+		c.PlanApproval = c.demoOptions().PlanApproval()
 	}
 	approvalPolicy, err := runner.ParseApprovalPolicy(c.PlanApproval)
 	if err != nil {
@@ -253,7 +254,7 @@ func (m *Main) Run(ctx context.Context) error {
 		tfBin = c.TerraformBin
 	}
 	if c.Demo {
-		if _, err := demo.Seed(ctx, m.DB, dataDir, publicURL); err != nil {
+		if _, err := demo.SeedWith(ctx, m.DB, dataDir, publicURL, c.demoOptions()); err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
@@ -268,7 +269,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Workdirs:  &git.Workdirs{Root: workDir, Strategy: c.CheckoutStrategy, Procs: procReg},
 		Terraform: terraform.Runner{Bin: tfBin, Nice: 10, Env: m.terraformEnv(dataDir), Procs: procReg},
 		Procs:     procReg,
-		Parser:    command.Parser{ExecutableName: c.ExecutableName, VCSUser: c.GHUser},
+		Parser:    command.Parser{ExecutableName: c.ExecutableName, VCSUser: cmp.Or(c.GHUser, c.AzureUser)},
 		Markdown:  markdown.Renderer{Executable: c.ExecutableName},
 		Hub:       runner.NewHub(),
 		Allowlist: runner.ParseAllowlist(c.RepoAllowlist),
@@ -344,6 +345,13 @@ func (m *Main) providers() (map[string]vcs.Provider, error) {
 			return nil, fmt.Errorf("github: %w", err)
 		}
 		providers[atoll.VCSGitHub] = gh
+	}
+	if c.azureConfig.configured() {
+		az, err := c.azureProvider(m.Logger)
+		if err != nil {
+			return nil, fmt.Errorf("azure devops: %w", err)
+		}
+		providers[atoll.VCSAzureDevOps] = az
 	}
 	return providers, nil
 }

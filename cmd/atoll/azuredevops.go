@@ -1,0 +1,90 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+
+	"github.com/atollhq/atoll/vcs/azuredevops"
+)
+
+// azureConfig is the Azure DevOps part of Config.
+type azureConfig struct {
+	AzureHostname        string
+	AzureUser            string
+	AzureToken           string
+	AzureWebhookUser     string
+	AzureWebhookPassword string
+	// A service principal (Microsoft Entra ID client credentials) or a
+	// managed identity instead of a PAT.
+	AzureTenantID        string
+	AzureClientID        string
+	AzureClientSecret    string
+	AzureManagedIdentity bool
+	AzureAuthorityURL    string
+	AzureIMDSURL         string
+}
+
+func azureFlags(fs *flag.FlagSet, c *azureConfig) {
+	fs.StringVar(&c.AzureHostname, "azuredevops-hostname", azuredevops.DefaultHostname, "Azure DevOps host: dev.azure.com, or an Azure DevOps Server host with its virtual directory (tfs.example.com/tfs); https unless a scheme is given")
+	fs.StringVar(&c.AzureUser, "azuredevops-user", "", "Azure DevOps user Atoll comments as (the PAT's owner; also makes @user a command prefix)")
+	fs.StringVar(&c.AzureToken, "azuredevops-token", "", "Azure DevOps personal access token (Code: read & write, Code status; or use a service principal)")
+	fs.StringVar(&c.AzureWebhookUser, "azuredevops-webhook-user", "", "user name Azure DevOps service hooks send (basic auth)")
+	fs.StringVar(&c.AzureWebhookPassword, "azuredevops-webhook-password", "", "password Azure DevOps service hooks send (basic auth)")
+	fs.StringVar(&c.AzureTenantID, "azuredevops-tenant-id", "", "Microsoft Entra ID tenant of the service principal (with --azuredevops-client-id and --azuredevops-client-secret)")
+	fs.StringVar(&c.AzureClientID, "azuredevops-client-id", "", "client (application) id of the service principal, or of a user-assigned managed identity")
+	fs.StringVar(&c.AzureClientSecret, "azuredevops-client-secret", "", "client secret of the service principal")
+	fs.BoolVar(&c.AzureManagedIdentity, "azuredevops-managed-identity", false, "authenticate as the Azure managed identity of this VM (IMDS); --azuredevops-client-id picks a user-assigned one")
+	fs.StringVar(&c.AzureAuthorityURL, "azuredevops-authority-url", "", "Microsoft Entra ID authority (default https://login.microsoftonline.com; sovereign clouds differ)")
+	fs.StringVar(&c.AzureIMDSURL, "azuredevops-imds-url", "", "managed identity token endpoint (default: Azure's IMDS)")
+}
+
+// configured reports whether any Azure DevOps credential was given.
+func (c *azureConfig) configured() bool {
+	return c.AzureToken != "" || c.AzureClientSecret != "" || c.AzureManagedIdentity || c.AzureWebhookPassword != "" || c.AzureWebhookUser != ""
+}
+
+func (c *azureConfig) validate() error {
+	if !c.configured() {
+		if c.AzureTenantID != "" || c.AzureClientID != "" {
+			return fmt.Errorf("--azuredevops-tenant-id and --azuredevops-client-id need --azuredevops-client-secret or --azuredevops-managed-identity")
+		}
+		return nil
+	}
+	ways := 0
+	for _, set := range []bool{c.AzureToken != "", c.AzureClientSecret != "", c.AzureManagedIdentity} {
+		if set {
+			ways++
+		}
+	}
+	switch {
+	case ways == 0:
+		return fmt.Errorf("Azure DevOps needs credentials: --azuredevops-token, a service principal (--azuredevops-tenant-id, --azuredevops-client-id, --azuredevops-client-secret) or --azuredevops-managed-identity")
+	case ways > 1:
+		return fmt.Errorf("use one of --azuredevops-token, --azuredevops-client-secret and --azuredevops-managed-identity")
+	case c.AzureClientSecret != "" && (c.AzureTenantID == "" || c.AzureClientID == ""):
+		return fmt.Errorf("--azuredevops-client-secret needs --azuredevops-tenant-id and --azuredevops-client-id")
+	case c.AzureWebhookUser == "" || c.AzureWebhookPassword == "":
+		return fmt.Errorf("--azuredevops-webhook-user and --azuredevops-webhook-password are required with Azure DevOps credentials: unauthenticated webhooks are refused")
+	}
+	return nil
+}
+
+// azureCredential is how Atoll authenticates to Azure DevOps.
+func (c *azureConfig) azureCredential() azuredevops.Credential {
+	switch {
+	case c.AzureClientSecret != "":
+		return &azuredevops.EntraCredential{TenantID: c.AzureTenantID, ClientID: c.AzureClientID,
+			ClientSecret: c.AzureClientSecret, AuthorityURL: c.AzureAuthorityURL}
+	case c.AzureManagedIdentity:
+		return &azuredevops.ManagedIdentityCredential{ClientID: c.AzureClientID, Endpoint: c.AzureIMDSURL}
+	default:
+		return azuredevops.PAT{User: c.AzureUser, Token: c.AzureToken}
+	}
+}
+
+// azureProvider builds the Azure DevOps provider.
+func (c *azureConfig) azureProvider(log *slog.Logger) (*azuredevops.Provider, error) {
+	return azuredevops.New(azuredevops.Config{Hostname: c.AzureHostname, Credential: c.azureCredential(), User: c.AzureUser,
+		WebhookUser: c.AzureWebhookUser, WebhookPassword: c.AzureWebhookPassword, Logger: log})
+}
