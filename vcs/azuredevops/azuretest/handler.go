@@ -14,6 +14,9 @@ import (
 // Azure does, before anything else answers), then the organization's
 // resources.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if path, ok := cutPrefixFold(r.URL.Path, s.vdir+"/"); ok && s.serveGit(w, r, path) {
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	auth := r.Header.Get("Authorization")
 	s.mu.Lock()

@@ -15,6 +15,7 @@
 package azuretest
 
 import (
+	"cmp"
 	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
@@ -39,6 +40,8 @@ type Server struct {
 	mu      sync.Mutex
 	creds   map[string]string // accepted Authorization value → the identity's uniqueName
 	repos   map[string]*repoState
+	gitDirs map[string]string // ServeGit: repoKey → directory
+	fetches map[string]int
 	calls   []Call
 	nextID  int
 	started time.Time
@@ -118,11 +121,12 @@ func (s *Server) identity(auth string) string {
 	if id, ok := s.creds[auth]; ok {
 		return id
 	}
-	// A PAT may come with any user name in Basic auth.
+	// A PAT may come with any user name in Basic auth, and so may an
+	// Entra ID token, which Azure Repos takes as a password too.
 	if rest, ok := strings.CutPrefix(auth, "Basic "); ok {
 		if raw, err := base64.StdEncoding.DecodeString(rest); err == nil {
 			if _, tok, ok := strings.Cut(string(raw), ":"); ok {
-				return s.creds["pat:"+tok]
+				return cmp.Or(s.creds["pat:"+tok], s.creds["Bearer "+tok])
 			}
 		}
 	}
