@@ -201,8 +201,6 @@ func TestParseWarnings(t *testing.T) {
 			[]string{"atlantis.yaml line 4: `projects[0].repo_locking` is accepted but not acted on by Atoll yet (Atoll locks on plan)"}},
 		{"custom_policy_check", lines(`version: 3`, `projects:`, `- dir: a`, `  custom_policy_check: true`),
 			[]string{"atlantis.yaml line 4: `projects[0].custom_policy_check` is accepted but not acted on by Atoll yet (Atoll runs no policy checks)"}},
-		{"glob dir", lines(`version: 3`, `projects:`, `- dir: envs/*`),
-			[]string{"atlantis.yaml line 3: `projects[0].dir` is accepted but not acted on by Atoll yet (glob patterns in dir are not expanded: the project is never planned)"}},
 		{"merged keys warn for each project", lines(`version: 3`, `projects:`, `- &p`, `  dir: a`, `  branch: /main/`, `- <<: *p`, `  workspace: b`),
 			[]string{
 				"atlantis.yaml line 5: `projects[0].branch` is accepted but not acted on by Atoll yet (the project is used whatever the base branch)",

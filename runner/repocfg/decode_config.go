@@ -94,6 +94,11 @@ func (d *decoder) config(doc *yaml.Node) (*Config, error) {
 	if !hasVersion {
 		return nil, d.errorf(root, "version", "is required (use version: 3)")
 	}
+	if d.root != "" {
+		if cfg.Projects, nodes, err = d.expandGlobs(cfg.Projects, nodes); err != nil {
+			return nil, err
+		}
+	}
 	if err := d.checkProjects(cfg, nodes); err != nil {
 		return nil, err
 	}

@@ -42,9 +42,6 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 				p.Dir, err = configDir(raw)
 				err = d.wrap(f.val, fp, err)
 			}
-			if err == nil && hasGlob(p.Dir) {
-				d.warn(f.key, fp, "glob patterns in dir are not expanded: the project is never planned")
-			}
 		case "workspace":
 			if p.Workspace, err = d.str(f.val, fp); err == nil {
 				if p.Workspace == "" {

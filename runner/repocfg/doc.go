@@ -20,9 +20,13 @@
 // autodiscover and policies; project branch, execution_order_group,
 // delete_source_branch_on_merge, repo_locking, repo_locks,
 // custom_policy_check, policy_check, terraform_distribution, depends_on,
-// import_requirements, silence_pr_comments, and a dir with a glob pattern
-// (not expanded). Workflow stages other than plan and apply (policy_check,
-// import, state_rm) are parsed and kept but not run.
+// import_requirements and silence_pr_comments. Workflow stages other than
+// plan and apply (policy_check, import, state_rm) are parsed and kept but
+// not run.
+//
+// A project dir with a glob pattern stands for every directory of the
+// checkout it matches that holds Terraform files; Load expands it, Parse
+// (which has no checkout) keeps it as written.
 //
 // Without a config (or with a config that lists no projects, as in Atlantis)
 // projects are autodiscovered from the changed files; see Select.

@@ -13,6 +13,7 @@ import (
 type decoder struct {
 	file     string   // name used in messages, e.g. "atlantis.yaml"
 	warnings []string // see Config.Warnings
+	root     string   // the checkout, to expand dir globs in; "" to leave them
 	// runCommands are the run steps of plan and apply stages, which a
 	// version 2 file must let split into words (see checkLegacyShell).
 	runCommands []runCommand
