@@ -158,16 +158,6 @@ func (d *decoder) requirement(item *yaml.Node, path, s string) error {
 	return d.check(item, path, s, checkRequirement)
 }
 
-// anyValue accepts any well-formed value; it exists so ignored keys whose
-// schema Atoll does not model still go through alias resolution.
-func (d *decoder) anyValue(n *yaml.Node, path string) error {
-	var v any
-	if err := resolve(n).Decode(&v); err != nil {
-		return d.errorf(n, path, "%v", err)
-	}
-	return nil
-}
-
 // check runs a value checker and locates its failure at n.
 func (d *decoder) check(n *yaml.Node, path, s string, fn func(string) error) error {
 	return d.wrap(n, path, fn(s))
