@@ -9,6 +9,12 @@ type Config struct {
 	Projects      []Project
 	Workflows     map[string]Workflow // never nil; keyed by workflow name
 	Explicit      bool                // true when read from a file, false when autodiscovered
+	// Warnings lists, in file order, the keys whose values ask for
+	// something Atoll does not do yet (emoji_reaction, depends_on, ...), one
+	// message each, e.g. "atlantis.yaml line 7: `emoji_reaction` is accepted
+	// but not acted on by Atoll yet". They are not errors: the file parses
+	// as in Atlantis, and the caller tells the pull request once.
+	Warnings []string
 }
 
 // Project is one configured (or discovered) Terraform root.

@@ -4,10 +4,11 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// topLevelKeys are the keys Atlantis defines at the top of atlantis.yaml.
-var topLevelKeys = keySet("version", "automerge", "delete_source_branch_on_merge", "parallel_plan",
-	"parallel_apply", "parallel_policy_check", "abort_on_execution_order_fail", "projects",
-	"workflows", "allowed_regexp_prefixes")
+// topLevelKeys are the keys Atlantis v0.47 accepts at the top of
+// atlantis.yaml.
+var topLevelKeys = keySet("version", "projects", "workflows", "policies", "autodiscover", "automerge",
+	"parallel_apply", "parallel_plan", "delete_source_branch_on_merge", "emoji_reaction",
+	"allowed_regexp_prefixes", "abort_on_execution_order_fail", "repo_locks", "silence_pr_comments")
 
 // keySet builds a set of key names.
 func keySet(keys ...string) map[string]bool {
@@ -22,6 +23,8 @@ func keySet(keys ...string) map[string]bool {
 // checks that look across projects after the whole file is decoded.
 type projectNodes struct {
 	node, name, workflow *yaml.Node
+	dependsOn            []*yaml.Node // the items of depends_on
+	dependsOnNames       []string
 	path                 string
 }
 
@@ -55,10 +58,28 @@ func (d *decoder) config(doc *yaml.Node) (*Config, error) {
 			cfg.ParallelPlan, err = d.boolean(f.val, f.name)
 		case "parallel_apply":
 			cfg.ParallelApply, err = d.boolean(f.val, f.name)
-		case "delete_source_branch_on_merge", "parallel_policy_check", "abort_on_execution_order_fail":
-			_, err = d.boolean(f.val, f.name) // accepted, ignored
+		case "delete_source_branch_on_merge":
+			err = d.warnIfTrue(f, f.name, "Atoll never deletes branches")
+		case "abort_on_execution_order_fail":
+			err = d.warnIfTrue(f, f.name, "Atoll has no execution order groups")
 		case "allowed_regexp_prefixes":
-			_, err = d.strList(f.val, f.name, nil) // accepted, ignored
+			err = d.warnIfList(f, f.name, nil, "")
+		case "emoji_reaction":
+			var s string
+			if s, err = d.str(f.val, f.name); err == nil && s != "" {
+				d.warn(f.key, f.name, "")
+			}
+		case "silence_pr_comments":
+			// Atlantis checks the values only per project.
+			err = d.warnIfList(f, f.name, nil, "")
+		case "repo_locks":
+			err = d.repoLocks(f, f.name)
+		case "autodiscover":
+			err = d.autodiscover(f, f.name)
+		case "policies":
+			if err = d.policies(f.val, f.name); err == nil {
+				d.warn(f.key, f.name, "Atoll runs no policy checks")
+			}
 		case "projects":
 			cfg.Projects, nodes, err = d.projects(f.val, f.name)
 		case "workflows":
@@ -73,9 +94,23 @@ func (d *decoder) config(doc *yaml.Node) (*Config, error) {
 	if !hasVersion {
 		return nil, d.errorf(root, "version", "is required (use version: 3)")
 	}
+	if d.root != "" {
+		if cfg.Projects, nodes, err = d.expandGlobs(cfg.Projects, nodes); err != nil {
+			return nil, err
+		}
+	}
 	if err := d.checkProjects(cfg, nodes); err != nil {
 		return nil, err
 	}
+	if err := d.checkDependsOn(cfg, nodes); err != nil {
+		return nil, err
+	}
+	if cfg.Version == 2 {
+		if err := d.checkLegacyShell(); err != nil {
+			return nil, err
+		}
+	}
+	cfg.Warnings = d.warnings
 	return cfg, nil
 }
 

@@ -39,11 +39,14 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 			hasDir = true
 			var raw string
 			if raw, err = d.str(f.val, fp); err == nil {
-				p.Dir, err = cleanDir(raw)
+				p.Dir, err = configDir(raw)
 				err = d.wrap(f.val, fp, err)
 			}
 		case "workspace":
 			if p.Workspace, err = d.str(f.val, fp); err == nil {
+				if p.Workspace == "" {
+					p.Workspace = atoll.DefaultWorkspace // as in Atlantis
+				}
 				err = d.check(f.val, fp, p.Workspace, checkWorkspace)
 			}
 		case "terraform_version":
@@ -60,17 +63,50 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 		case "plan_requirements":
 			p.PlanRequirements, err = d.strList(f.val, fp, d.requirement)
 		case "import_requirements":
-			_, err = d.strList(f.val, fp, d.requirement) // accepted, ignored
-		case "branch", "terraform_distribution":
-			_, err = d.str(f.val, fp) // accepted, ignored
+			err = d.warnIfList(f, fp, d.requirement, "Atoll has no import command")
+		case "branch":
+			var b string
+			if b, err = d.str(f.val, fp); err == nil {
+				if err = d.check(f.val, fp, b, checkBranch); err == nil {
+					d.warn(f.key, fp, "the project is used whatever the base branch")
+				}
+			}
+		case "terraform_distribution":
+			var dist string
+			if dist, err = d.str(f.val, fp); err == nil {
+				err = d.check(f.val, fp, dist, oneOf(Distributions))
+			}
+			if err == nil && dist != "terraform" {
+				d.warn(f.key, fp+": "+dist, "Atoll runs --terraform-bin")
+			}
 		case "execution_order_group":
-			_, err = d.integer(f.val, fp) // accepted, ignored
-		case "delete_source_branch_on_merge", "repo_locking", "custom_policy_check":
-			_, err = d.boolean(f.val, fp) // accepted, ignored
-		case "depends_on", "silence_pr_comments":
-			_, err = d.strList(f.val, fp, nil) // accepted, ignored
-		case "repo_locks", "policy_check":
-			err = d.anyValue(f.val, fp) // accepted, ignored; shape varies by Atlantis version
+			var g int
+			if g, err = d.integer(f.val, fp); err == nil && g != 0 {
+				d.warn(f.key, fp, "projects run in no particular order")
+			}
+		case "delete_source_branch_on_merge":
+			err = d.warnIfTrue(f, fp, "Atoll never deletes branches")
+		case "custom_policy_check", "policy_check":
+			err = d.warnIfTrue(f, fp, "Atoll runs no policy checks")
+		case "repo_locking":
+			var b bool
+			if b, err = d.boolean(f.val, fp); err == nil && !b {
+				d.warn(f.key, fp, "Atoll locks on plan")
+			}
+		case "repo_locks":
+			err = d.repoLocks(f, fp)
+		case "depends_on":
+			pn.dependsOnNames, err = d.strList(f.val, fp, func(item *yaml.Node, _, _ string) error {
+				pn.dependsOn = append(pn.dependsOn, item)
+				return nil
+			})
+			if err == nil && len(pn.dependsOnNames) > 0 {
+				d.warn(f.key, fp, "projects are applied in no particular order")
+			}
+		case "silence_pr_comments":
+			err = d.warnIfList(f, fp, func(item *yaml.Node, p, s string) error {
+				return d.check(item, p, s, oneOf(SilenceStages))
+			}, "")
 		default:
 			err = d.unknownKey(f, path)
 		}
@@ -80,6 +116,9 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 	}
 	if !hasDir {
 		return p, pn, d.errorf(n, path, "dir is required (use \".\" for the repository root)")
+	}
+	if p.Name != "" && hasGlob(p.Dir) {
+		return p, pn, d.errorf(pn.name, join(path, "name"), "cannot be used with a glob pattern in dir: the pattern may match several projects")
 	}
 	return p, pn, nil
 }
@@ -117,16 +156,6 @@ func (d *decoder) autoplan(n *yaml.Node, path string) (Autoplan, error) {
 // requirement checks one apply/plan/import requirement.
 func (d *decoder) requirement(item *yaml.Node, path, s string) error {
 	return d.check(item, path, s, checkRequirement)
-}
-
-// anyValue accepts any well-formed value; it exists so ignored keys whose
-// schema Atoll does not model still go through alias resolution.
-func (d *decoder) anyValue(n *yaml.Node, path string) error {
-	var v any
-	if err := resolve(n).Decode(&v); err != nil {
-		return d.errorf(n, path, "%v", err)
-	}
-	return nil
 }
 
 // check runs a value checker and locates its failure at n.

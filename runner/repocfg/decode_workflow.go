@@ -1,14 +1,30 @@
 package repocfg
 
 import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
 	"gopkg.in/yaml.v3"
 )
 
-// builtinSteps are the steps written as a bare name or with extra_args.
+// envName is what an env step may name: a portable variable name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// builtinSteps are the steps written as a bare name or with extra_args:
+// Atlantis's step names other than run, env and multienv.
 var builtinSteps = map[string]bool{
 	"init": true, "plan": true, "show": true, "apply": true, "policy_check": true,
-	"import": true, "state_rm": true, "version": true,
+	"import": true, "state_rm": true,
 }
+
+// RunOutputs are the values of a run step's output option; a list may also
+// hold {filter_regex: ...} entries.
+var RunOutputs = []string{"show", "hide", "strip_refreshing"}
+
+// MultienvOutputs are the values of a multienv step's output option.
+var MultienvOutputs = []string{"show", "hide"}
 
 // workflows decodes the workflows mapping.
 func (d *decoder) workflows(n *yaml.Node, path string) (map[string]Workflow, error) {
@@ -58,7 +74,7 @@ func (d *decoder) workflow(n *yaml.Node, path string, w *Workflow) error {
 		if isNull(f.val) {
 			continue
 		}
-		if *dst, err = d.stage(f.val, join(path, f.name)); err != nil {
+		if *dst, err = d.stage(f.val, join(path, f.name), f.name == "plan" || f.name == "apply"); err != nil {
 			return err
 		}
 	}
@@ -67,7 +83,7 @@ func (d *decoder) workflow(n *yaml.Node, path string, w *Workflow) error {
 
 // stage decodes {steps: [...]}. Missing or null steps mean default steps
 // (nil); "steps: []" means none (empty, non-nil).
-func (d *decoder) stage(n *yaml.Node, path string) ([]Step, error) {
+func (d *decoder) stage(n *yaml.Node, path string, legacyShell bool) ([]Step, error) {
 	fs, err := d.fields(n, path)
 	if err != nil {
 		return nil, err
@@ -91,6 +107,9 @@ func (d *decoder) stage(n *yaml.Node, path string) ([]Step, error) {
 			if err != nil {
 				return nil, err
 			}
+			if legacyShell && s.Name == "run" {
+				d.runCommands = append(d.runCommands, runCommand{node: resolve(item), path: index(fp, i), cmd: s.Args["command"].(string)})
+			}
 			steps = append(steps, s)
 		}
 	}
@@ -102,7 +121,7 @@ func (d *decoder) step(n *yaml.Node, path string) (Step, error) {
 	n = resolve(n)
 	if n.Kind == yaml.ScalarNode && !isNull(n) {
 		if !builtinSteps[n.Value] {
-			return Step{}, d.errorf(n, path, "unknown step %q", n.Value)
+			return Step{}, d.errorf(n, path, "unknown step %q%s", n.Value, stepHint(n.Value))
 		}
 		return Step{Name: n.Value}, nil
 	}
@@ -127,41 +146,179 @@ func (d *decoder) step(n *yaml.Node, path string) (Step, error) {
 			}
 			return Step{Name: f.name, Args: map[string]any{"command": v.Value}}, nil
 		}
-		return d.stepArgs(f, fp, "command")
+		return d.commandStep(f, fp)
 	case f.name == "env":
-		return d.stepArgs(f, fp, "name")
+		return d.commandStep(f, fp)
 	case builtinSteps[f.name]:
 		return d.builtinArgs(f, fp)
 	}
 	return Step{}, d.unknownKey(f, path)
 }
 
-// stepArgs keeps a mapping-valued step as decoded, requiring one key.
-func (d *decoder) stepArgs(f field, path, required string) (Step, error) {
+// stepHint explains the bare step names Atlantis users may expect to work.
+func stepHint(name string) string {
+	switch name {
+	case "run", "env", "multienv":
+		return fmt.Sprintf(" (%s needs a value: %s: ...)", name, name)
+	}
+	return " (maybe you omitted the run key)"
+}
+
+// commandStep decodes the mapping form of run, multienv and env steps,
+// keeping the options as decoded. The checks are Atlantis's, and also
+// those it leaves to run time or skips: option types, output values,
+// filter_regex patterns, and env's one of value or command.
+func (d *decoder) commandStep(f field, path string) (Step, error) {
 	fs, err := d.fields(f.val, path)
 	if err != nil {
 		return Step{}, err
 	}
-	args := make(map[string]any, len(fs))
-	for _, a := range fs {
-		var v any
-		if err := resolve(a.val).Decode(&v); err != nil {
-			return Step{}, d.errorf(a.val, join(path, a.name), "%v", err)
-		}
-		args[a.name] = v
+	allowed := map[string]bool{"command": true, "shell": true, "shellArgs": true, "output": true}
+	if f.name == "env" {
+		allowed = map[string]bool{"name": true, "value": true, "command": true, "shell": true, "shellArgs": true}
 	}
-	if _, ok := args[required]; !ok {
-		return Step{}, d.errorf(resolve(f.val), path, "%s is required", required)
+	args := make(map[string]any, len(fs))
+	nodes := make(map[string]field, len(fs))
+	for _, a := range fs {
+		ap := join(path, a.name)
+		if !allowed[a.name] {
+			return Step{}, d.errorf(a.key, path, "unknown key %q (%s steps take %s)", a.name, f.name, keyList(allowed))
+		}
+		nodes[a.name] = a
+		switch a.name {
+		case "command", "shell", "name":
+			var s string
+			if s, err = d.text(a.val, ap); err == nil && s == "" {
+				err = d.errorf(resolve(a.val), ap, "must not be empty")
+			}
+			if err == nil && a.name == "name" && !envName.MatchString(s) {
+				err = d.errorf(resolve(a.val), ap, "%q is not a valid environment variable name", s)
+			}
+			args[a.name] = s
+		case "value":
+			v := resolve(a.val)
+			if v.Kind != yaml.ScalarNode || isNull(v) {
+				err = d.typeError(v, ap, "a string")
+			}
+			args[a.name] = v.Value
+		case "shellArgs":
+			args[a.name], err = d.shellArgs(a.val, ap)
+		case "output":
+			args[a.name], err = d.output(a.val, ap, f.name)
+		}
+		if err != nil {
+			return Step{}, err
+		}
+	}
+	at := resolve(f.val)
+	if _, ok := args["shell"]; ok && args["command"] == nil {
+		return Step{}, d.errorf(nodes["shell"].key, path, "shell needs command")
+	}
+	if _, ok := args["shellArgs"]; ok && args["shell"] == nil {
+		return Step{}, d.errorf(nodes["shellArgs"].key, path, "shellArgs needs shell")
+	}
+	if f.name == "env" {
+		if args["name"] == nil {
+			return Step{}, d.errorf(at, path, "name is required")
+		}
+		_, hasValue := args["value"]
+		_, hasCommand := args["command"]
+		if hasValue == hasCommand {
+			return Step{}, d.errorf(at, path, "needs exactly one of value and command")
+		}
+	} else if args["command"] == nil {
+		return Step{}, d.errorf(at, path, "command is required")
 	}
 	return Step{Name: f.name, Args: args}, nil
 }
 
+// keyList names the keys of a set for a message, sorted.
+func keyList(m map[string]bool) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ", ")
+}
+
+// shellArgs decodes a string or a list of strings.
+func (d *decoder) shellArgs(n *yaml.Node, path string) (any, error) {
+	if v := resolve(n); v.Kind == yaml.SequenceNode {
+		l, err := d.strList(v, path, nil)
+		return l, err
+	}
+	return d.text(n, path)
+}
+
+// output decodes a run or multienv step's output option: a string, or for
+// run a list of strings and {filter_regex: pattern or patterns}.
+func (d *decoder) output(n *yaml.Node, path, step string) (any, error) {
+	v := resolve(n)
+	allowed := RunOutputs
+	if step == "multienv" {
+		allowed = MultienvOutputs
+	}
+	if v.Kind != yaml.SequenceNode || step != "run" {
+		s, err := d.text(v, path)
+		if err == nil {
+			err = d.check(v, path, s, oneOf(allowed))
+		}
+		return s, err
+	}
+	out := make([]any, 0, len(v.Content))
+	for i, item := range v.Content {
+		ip := index(path, i)
+		item = resolve(item)
+		if item.Kind != yaml.MappingNode {
+			s, err := d.text(item, ip)
+			if err == nil {
+				err = d.check(item, ip, s, oneOf(allowed))
+			}
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
+			continue
+		}
+		fs, err := d.fields(item, ip)
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]any{}
+		for _, f := range fs {
+			if f.name != "filter_regex" {
+				return nil, d.errorf(f.key, ip, "unknown key %q (only filter_regex)", f.name)
+			}
+			fp := join(ip, f.name)
+			check := func(item *yaml.Node, p, s string) error {
+				_, err := regexp.Compile(s)
+				return d.wrap(item, p, err)
+			}
+			if rv := resolve(f.val); rv.Kind == yaml.SequenceNode {
+				m[f.name], err = d.strList(rv, fp, check)
+			} else {
+				var s string
+				if s, err = d.text(rv, fp); err == nil {
+					err = check(rv, fp, s)
+				}
+				m[f.name] = s
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
 // builtinArgs decodes {plan: {extra_args: [...]}}, the only option built-in
-// steps take.
+// steps take. As in Atlantis, "plan:" without a value is an error.
 func (d *decoder) builtinArgs(f field, path string) (Step, error) {
 	s := Step{Name: f.name}
 	if isNull(f.val) {
-		return s, nil
+		return s, d.errorf(f.key, path, "needs a mapping such as {extra_args: [...]}, or write the step as just %q", f.name)
 	}
 	fs, err := d.fields(f.val, path)
 	if err != nil {
@@ -170,6 +327,9 @@ func (d *decoder) builtinArgs(f field, path string) (Step, error) {
 	for _, a := range fs {
 		if a.name != "extra_args" {
 			return s, d.unknownKey(a, path)
+		}
+		if isNull(a.val) {
+			continue
 		}
 		args, err := d.strList(a.val, join(path, a.name), nil)
 		if err != nil {

@@ -1,20 +1,32 @@
 // Package repocfg reads a repository's atlantis.yaml and decides which
 // Terraform projects a pull request touches.
 //
-// The file format is Atlantis's repo-level config, versions 2 and 3. Parsing
-// is strict like Atlantis: unknown keys, wrong types and invalid values are
-// errors, each reported with the file line of the offending node so that the
-// message can be posted back on the pull request as is.
+// The file format is Atlantis's repo-level config, versions 2 and 3, with
+// every key Atlantis v0.47 accepts. Parsing is strict like Atlantis: unknown
+// keys, wrong types and the values Atlantis rejects are errors, each
+// reported with the file line of the offending node so that the message can
+// be posted back on the pull request as is. Beyond Atlantis, Atoll also
+// rejects a depends_on that names no project or forms a cycle, glob and
+// regular-expression values that do not compile, env steps without exactly
+// one of value and command, and run output options other than Atlantis's.
+// Unlike Atlantis, terraform_version may also be a constraint ("~> 1.5").
 //
-// Accepted but ignored (type-checked, then dropped, because Atoll has no
-// matching feature yet): top-level delete_source_branch_on_merge,
-// parallel_policy_check, abort_on_execution_order_fail and
-// allowed_regexp_prefixes; project branch, execution_order_group,
+// Keys Atoll has no feature for are checked like the others and then
+// reported in Config.Warnings, one message with its line per key whose value
+// asks for something Atoll does not do (a value Atoll behaves as anyway,
+// such as repo_locks mode on_plan, gives none): top-level
+// delete_source_branch_on_merge, abort_on_execution_order_fail,
+// allowed_regexp_prefixes, emoji_reaction, silence_pr_comments, repo_locks,
+// autodiscover and policies; project branch, execution_order_group,
 // delete_source_branch_on_merge, repo_locking, repo_locks,
-// custom_policy_check, terraform_distribution, depends_on,
-// import_requirements, silence_pr_comments and policy_check. Workflow stages
-// other than plan and apply (policy_check, import, state_rm) are parsed and
-// kept but not run.
+// custom_policy_check, policy_check, terraform_distribution, depends_on,
+// import_requirements and silence_pr_comments. Workflow stages other than
+// plan and apply (policy_check, import, state_rm) are parsed and kept but
+// not run.
+//
+// A project dir with a glob pattern stands for every directory of the
+// checkout it matches that holds Terraform files; Load expands it, Parse
+// (which has no checkout) keeps it as written.
 //
 // Without a config (or with a config that lists no projects, as in Atlantis)
 // projects are autodiscovered from the changed files; see Select.

@@ -24,7 +24,8 @@ var FileNames = []string{"atlantis.yaml", "atlantis.yml"}
 const maxFileSize = 1 << 20
 
 // Load reads atlantis.yaml (or atlantis.yml) from repoRoot. It returns
-// (nil, nil) when neither exists.
+// (nil, nil) when neither exists. Unlike Parse, it expands project dirs
+// that are glob patterns ("modules/*") against repoRoot.
 func Load(repoRoot string) (*Config, error) {
 	for _, name := range FileNames {
 		data, err := readFile(filepath.Join(repoRoot, name))
@@ -33,7 +34,7 @@ func Load(repoRoot string) (*Config, error) {
 		} else if err != nil {
 			return nil, err
 		}
-		return parse(name, data)
+		return parse(name, data, repoRoot)
 	}
 	return nil, nil
 }
@@ -64,17 +65,20 @@ func readFile(path string) ([]byte, error) {
 // Parse parses the contents of an atlantis.yaml. Errors are *atoll.Error with
 // code EINVALID and a message such as
 // "atlantis.yaml line 7: projects[1].dir: must not contain .." (list indexes
-// count from 0).
+// count from 0). A project dir that is a glob pattern is kept as written;
+// Load expands it.
 func Parse(data []byte) (*Config, error) {
-	return parse(FileNames[0], data)
+	return parse(FileNames[0], data, "")
 }
 
-func parse(file string, data []byte) (*Config, error) {
+// parse parses data read from file; a non-empty root is the checkout that
+// dir globs are expanded in.
+func parse(file string, data []byte, root string) (*Config, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, syntaxError(file, err)
 	}
-	d := &decoder{file: file}
+	d := &decoder{file: file, root: root}
 	cfg, err := d.config(&doc)
 	if err != nil {
 		return nil, err

@@ -11,7 +11,29 @@ import (
 // decoder walks a yaml.Node tree by hand rather than unmarshalling into
 // structs, so that every error can name the key path and line it is about.
 type decoder struct {
-	file string // name used in messages, e.g. "atlantis.yaml"
+	file     string   // name used in messages, e.g. "atlantis.yaml"
+	warnings []string // see Config.Warnings
+	root     string   // the checkout, to expand dir globs in; "" to leave them
+	// runCommands are the run steps of plan and apply stages, which a
+	// version 2 file must let split into words (see checkLegacyShell).
+	runCommands []runCommand
+}
+
+// runCommand is a run step's command and where it was written.
+type runCommand struct {
+	node *yaml.Node
+	path string
+	cmd  string
+}
+
+// warn records that the key at n asks for something Atoll does not do yet;
+// why, if not empty, says what Atoll does instead.
+func (d *decoder) warn(n *yaml.Node, path, why string) {
+	msg := fmt.Sprintf("%s line %d: `%s` is accepted but not acted on by Atoll yet", d.file, n.Line, path)
+	if why != "" {
+		msg += " (" + why + ")"
+	}
+	d.warnings = append(d.warnings, msg)
 }
 
 // errorf returns an EINVALID error located at n: "<file> line N: <path>: msg".
@@ -160,6 +182,17 @@ func (d *decoder) mergeSources(v *yaml.Node, path string, depth int) ([]field, e
 func (d *decoder) str(n *yaml.Node, path string) (string, error) {
 	n = resolve(n)
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return "", d.typeError(n, path, "a string")
+	}
+	return n.Value, nil
+}
+
+// text decodes a value that must be written as a string: unlike str, a
+// number or boolean is refused, as Atlantis refuses them where it decodes
+// into an untyped value (step commands, for one).
+func (d *decoder) text(n *yaml.Node, path string) (string, error) {
+	n = resolve(n)
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
 		return "", d.typeError(n, path, "a string")
 	}
 	return n.Value, nil

@@ -16,7 +16,7 @@ func TestParseAllKeys(t *testing.T) {
 		`delete_source_branch_on_merge: true`,
 		`parallel_plan: true`,
 		`parallel_apply: true`,
-		`parallel_policy_check: false`,
+		`emoji_reaction: eyes`,
 		`abort_on_execution_order_fail: true`,
 		`allowed_regexp_prefixes: [dev/, staging/]`,
 		`projects:`,
@@ -101,6 +101,19 @@ func TestParseAllKeys(t *testing.T) {
 			},
 		},
 	}
+	want.Warnings = []string{
+		"atlantis.yaml line 3: `delete_source_branch_on_merge` is accepted but not acted on by Atoll yet (Atoll never deletes branches)",
+		"atlantis.yaml line 6: `emoji_reaction` is accepted but not acted on by Atoll yet",
+		"atlantis.yaml line 7: `abort_on_execution_order_fail` is accepted but not acted on by Atoll yet (Atoll has no execution order groups)",
+		"atlantis.yaml line 8: `allowed_regexp_prefixes` is accepted but not acted on by Atoll yet",
+		"atlantis.yaml line 11: `projects[0].branch` is accepted but not acted on by Atoll yet (the project is used whatever the base branch)",
+		"atlantis.yaml line 14: `projects[0].execution_order_group` is accepted but not acted on by Atoll yet (projects run in no particular order)",
+		"atlantis.yaml line 15: `projects[0].delete_source_branch_on_merge` is accepted but not acted on by Atoll yet (Atoll never deletes branches)",
+		"atlantis.yaml line 19: `projects[0].policy_check` is accepted but not acted on by Atoll yet (Atoll runs no policy checks)",
+		"atlantis.yaml line 22: `projects[0].depends_on` is accepted but not acted on by Atoll yet (projects are applied in no particular order)",
+		"atlantis.yaml line 23: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
+		"atlantis.yaml line 29: `projects[0].import_requirements` is accepted but not acted on by Atoll yet (Atoll has no import command)",
+	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", cfg, want)
 	}
@@ -131,8 +144,8 @@ func TestParseValid(t *testing.T) {
 				t.Errorf("got %+v", cfg)
 			}
 		}},
-		{"dir is cleaned", lines(`version: 3`, `projects:`, `- dir: ./a//b/./c/`, `- dir: ./`), func(t *testing.T, cfg *repocfg.Config) {
-			if got := labels(cfg.Projects); !reflect.DeepEqual(got, []string{"a/b/c:default", ".:default"}) {
+		{"dir is cleaned, a leading slash is the root as in Atlantis", lines(`version: 3`, `projects:`, `- dir: ./a//b/./c/`, `- dir: ./`, `- dir: /etc`, `- {dir: /, workspace: w}`), func(t *testing.T, cfg *repocfg.Config) {
+			if got := labels(cfg.Projects); !reflect.DeepEqual(got, []string{"a/b/c:default", ".:default", "etc:default", ".:w"}) {
 				t.Errorf("got %v", got)
 			}
 		}},
@@ -276,7 +289,9 @@ func TestParseErrors(t *testing.T) {
 		{"dir dotdot", lines(`version: 3`, `automerge: true`, `projects:`, `- dir: a`, `  name: a`, `- name: b`, `  dir: ../b`), []string{"atlantis.yaml line 7: projects[1].dir: must not contain .."}},
 		{"dir dotdot inside", lines(`version: 3`, `projects:`, `- dir: a/../../b`), []string{"line 3: projects[0].dir: must not contain .."}},
 		{"dir dotdot that cleans inside", lines(`version: 3`, `projects:`, `- dir: a/../b`), []string{"line 3: projects[0].dir: must not contain .."}},
-		{"dir absolute", lines(`version: 3`, `projects:`, `- dir: /etc`), []string{"line 3: projects[0].dir: \"/etc\" must be relative"}},
+		{"dir dotdot in a name", lines(`version: 3`, `projects:`, `- dir: a..b`), []string{"line 3: projects[0].dir: must not contain .."}},
+		{"dir bad glob", lines(`version: 3`, `projects:`, `- dir: "envs/[a"`), []string{"line 3: projects[0].dir: \"envs/[a\" is not a valid glob pattern"}},
+		{"name with glob dir", lines(`version: 3`, `projects:`, `- dir: envs/*`, `  name: envs`), []string{"line 4: projects[0].name: cannot be used with a glob pattern in dir"}},
 
 		// workspace and name.
 		{"workspace leading dash", lines(`version: 3`, `projects:`, `- dir: a`, `  workspace: -x`), []string{"atlantis.yaml line 4: projects[0].workspace: \"-x\" is not a valid workspace name"}},
@@ -303,7 +318,7 @@ func TestParseErrors(t *testing.T) {
 		// terraform_version.
 		{"terraform version word", lines(`version: 3`, `projects:`, `- dir: a`, `  terraform_version: latest`), []string{"atlantis.yaml line 4: projects[0].terraform_version: \"latest\" is not a Terraform version"}},
 		{"terraform version wildcard", lines(`version: 3`, `projects:`, `- {dir: a, terraform_version: 1.x}`), []string{"line 3: projects[0].terraform_version: \"1.x\" is not"}},
-		{"terraform version too many parts", lines(`version: 3`, `projects:`, `- {dir: a, terraform_version: 1.2.3.4}`), []string{"line 3: projects[0].terraform_version:"}},
+		{"terraform version empty", lines(`version: 3`, `projects:`, `- {dir: a, terraform_version: ""}`), []string{"line 3: projects[0].terraform_version: \"\" is not"}},
 		{"terraform version bad constraint", lines(`version: 3`, `projects:`, `- {dir: a, terraform_version: ">= 1.0, banana"}`), []string{"line 3: projects[0].terraform_version:"}},
 
 		// autoplan.

@@ -13,8 +13,9 @@ import (
 )
 
 var (
-	// Names may contain "/" as in Atlantis (e.g. "prod/network").
-	validName = regexp.MustCompile(`^[A-Za-z0-9_./-]+$`)
+	// Names are what Atlantis allows: URL-safe characters, plus "/" (e.g.
+	// "prod/network").
+	validName = regexp.MustCompile(`^[A-Za-z0-9_.~/-]+$`)
 	// Terraform workspace names end up in state paths and shell commands;
 	// this is the safe subset Terraform users actually use.
 	validWorkspace = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -25,7 +26,7 @@ func checkName(s string) error {
 		return errors.New("must not be empty")
 	}
 	if !validName.MatchString(s) {
-		return fmt.Errorf("%q may contain only letters, digits, '_', '.', '/' and '-'", s)
+		return fmt.Errorf("%q may contain only letters, digits, '_', '.', '~', '/' and '-'", s)
 	}
 	return nil
 }
@@ -75,6 +76,46 @@ func cleanDir(dir string) (string, error) {
 	return path.Clean(dir), nil
 }
 
+// configDir checks and cleans a project dir from atlantis.yaml. Like
+// Atlantis, it refuses ".." anywhere in it and reads a leading "/" as the
+// repository root.
+func configDir(dir string) (string, error) {
+	if strings.Contains(dir, "..") {
+		//lint:ignore ST1005 ".." is the text users must remove, not punctuation
+		return "", errors.New("must not contain ..")
+	}
+	if hasGlob(dir) && !doublestar.ValidatePattern(dir) {
+		return "", fmt.Errorf("%q is not a valid glob pattern", dir)
+	}
+	if dir != "" {
+		if dir = strings.TrimLeft(dir, "/"); dir == "" {
+			dir = "."
+		}
+	}
+	return cleanDir(dir)
+}
+
+// hasGlob reports whether s holds glob pattern characters.
+func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+// checkBranch checks a project's branch: a regular expression between
+// slashes, as in Atlantis.
+func checkBranch(s string) error {
+	if len(s) < 2 || !strings.HasPrefix(s, "/") || !strings.HasSuffix(s, "/") {
+		return fmt.Errorf("%q must be a regular expression that begins and ends with a slash, e.g. /main/", s)
+	}
+	if _, err := regexp.Compile(s[1 : len(s)-1]); err != nil {
+		return fmt.Errorf("%q is not a valid regular expression: %v", s, err)
+	}
+	return nil
+}
+
+// Distributions are the values of terraform_distribution.
+var Distributions = []string{"terraform", "opentofu"}
+
+// SilenceStages are the values of a project's silence_pr_comments.
+var SilenceStages = []string{"plan", "apply"}
+
 // checkProjects runs the checks that span projects or sections, in project
 // order so the first problem in the file is the one reported.
 func (d *decoder) checkProjects(cfg *Config, nodes []projectNodes) error {
@@ -115,4 +156,70 @@ func defined(ws map[string]Workflow) string {
 	}
 	sort.Strings(names)
 	return " (defined: " + strings.Join(names, ", ") + ")"
+}
+
+// checkDependsOn checks depends_on beyond what Atlantis does: every name
+// must be a project of the file, and the dependencies must not form a cycle
+// (which no apply order could satisfy).
+func (d *decoder) checkDependsOn(cfg *Config, nodes []projectNodes) error {
+	byName := map[string]int{}
+	for i, p := range cfg.Projects {
+		if p.Name != "" {
+			byName[p.Name] = i
+		}
+	}
+	for i, pn := range nodes {
+		for j, dep := range pn.dependsOnNames {
+			k, ok := byName[dep]
+			p := index(join(pn.path, "depends_on"), j)
+			switch {
+			case !ok:
+				return d.errorf(pn.dependsOn[j], p, "no project is named %q", dep)
+			case k == i:
+				return d.errorf(pn.dependsOn[j], p, "project %q depends on itself", dep)
+			}
+		}
+	}
+	// Depth-first search; the first cycle found in file order is reported
+	// at the depends_on entry that closes it.
+	const (
+		unseen = iota
+		active
+		done
+	)
+	state := make([]int, len(nodes))
+	var stack []int
+	var visit func(i int) error
+	visit = func(i int) error {
+		state[i] = active
+		stack = append(stack, i)
+		for j, dep := range nodes[i].dependsOnNames {
+			k := byName[dep]
+			switch state[k] {
+			case active:
+				var names []string
+				for _, s := range stack[slices.Index(stack, k):] {
+					names = append(names, cfg.Projects[s].Name)
+				}
+				names = append(names, dep)
+				return d.errorf(nodes[i].dependsOn[j], index(join(nodes[i].path, "depends_on"), j),
+					"depends_on forms a cycle: %s", strings.Join(names, " -> "))
+			case unseen:
+				if err := visit(k); err != nil {
+					return err
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[i] = done
+		return nil
+	}
+	for i := range nodes {
+		if state[i] == unseen {
+			if err := visit(i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

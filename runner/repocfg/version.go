@@ -2,38 +2,21 @@ package repocfg
 
 import (
 	"fmt"
-	"regexp"
-	"strings"
+
+	"github.com/hashicorp/go-version"
 )
 
-// versionRe accepts what Terraform releases are called: 1 to 3 numeric parts,
-// optional "v", pre-release and build suffixes ("v0.12.0-beta1", "1.5").
-// It mirrors the leniency of hashicorp/go-version, which Atlantis uses,
-// without the dependency.
-var versionRe = regexp.MustCompile(`^v?[0-9]+(\.[0-9]+){0,2}(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
-
-// constraintOps are Terraform's version constraint operators, longest first
-// so that ">=" is not read as ">" followed by "=1.0".
-var constraintOps = []string{"!=", ">=", "<=", "~>", "=", ">", "<"}
-
-// checkTerraformVersion accepts an exact version or a comma-separated
-// constraint list such as ">= 1.5, < 2.0".
+// checkTerraformVersion accepts what Atlantis accepts, a version as
+// hashicorp/go-version reads it ("v1.5.7", "1.5"), and also, unlike
+// Atlantis, a constraint such as "~> 1.5" or ">= 1.5, < 2.0". The runner
+// reads the value with the same library, so whatever passes here it can
+// compare with --terraform-bin's version.
 func checkTerraformVersion(s string) error {
-	if versionRe.MatchString(s) {
+	if _, err := version.NewVersion(s); err == nil {
 		return nil
 	}
-	parts := strings.Split(s, ",")
-	for _, part := range parts {
-		part = strings.TrimSpace(part)
-		for _, op := range constraintOps {
-			if strings.HasPrefix(part, op) {
-				part = strings.TrimSpace(part[len(op):])
-				break
-			}
-		}
-		if !versionRe.MatchString(part) {
-			return fmt.Errorf("%q is not a Terraform version (e.g. 1.5.7 or v1.5.7) or version constraint (e.g. ~> 1.5)", s)
-		}
+	if _, err := version.NewConstraint(s); err == nil {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("%q is not a Terraform version (e.g. 1.5.7 or v1.5.7) or version constraint (e.g. ~> 1.5)", s)
 }

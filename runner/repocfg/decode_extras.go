@@ -1,0 +1,198 @@
+package repocfg
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"gopkg.in/yaml.v3"
+)
+
+// The keys in this file are ones Atoll accepts, checks like Atlantis does,
+// and does not act on yet: each records a warning when its value asks for
+// something other than what Atoll does anyway.
+
+// warnIfTrue decodes a boolean and warns when it is true.
+func (d *decoder) warnIfTrue(f field, path, why string) error {
+	b, err := d.boolean(f.val, path)
+	if err == nil && b {
+		d.warn(f.key, path, why)
+	}
+	return err
+}
+
+// warnIfList decodes a list of strings and warns when it is not empty.
+func (d *decoder) warnIfList(f field, path string, check func(item *yaml.Node, path, s string) error, why string) error {
+	l, err := d.strList(f.val, path, check)
+	if err == nil && len(l) > 0 {
+		d.warn(f.key, path, why)
+	}
+	return err
+}
+
+// RepoLocksModes are the values of repo_locks.mode; Atoll always locks on
+// plan, Atlantis's default.
+var RepoLocksModes = []string{"disabled", "on_plan", "on_apply"}
+
+// repoLocks decodes {mode: ...} (top level or per project).
+func (d *decoder) repoLocks(f field, path string) error {
+	fs, err := d.fields(f.val, path)
+	if err != nil {
+		return err
+	}
+	for _, m := range fs {
+		mp := join(path, m.name)
+		if m.name != "mode" {
+			return d.unknownKey(m, path)
+		}
+		if isNull(m.val) {
+			continue
+		}
+		mode, err := d.str(m.val, mp)
+		if err != nil {
+			return err
+		}
+		if err := d.check(m.val, mp, mode, oneOf(RepoLocksModes)); err != nil {
+			return err
+		}
+		if mode != "on_plan" {
+			d.warn(m.key, mp+": "+mode, "Atoll locks on plan")
+		}
+	}
+	return nil
+}
+
+// AutodiscoverModes are the values of autodiscover.mode. Atoll behaves as
+// "auto": it discovers projects only when the file lists none.
+var AutodiscoverModes = []string{"auto", "enabled", "disabled"}
+
+// autodiscover decodes {mode: ..., ignore_paths: [...]}.
+func (d *decoder) autodiscover(f field, path string) error {
+	fs, err := d.fields(f.val, path)
+	if err != nil {
+		return err
+	}
+	for _, a := range fs {
+		ap := join(path, a.name)
+		if isNull(a.val) && (a.name == "mode" || a.name == "ignore_paths") {
+			continue
+		}
+		switch a.name {
+		case "mode":
+			var mode string
+			if mode, err = d.str(a.val, ap); err == nil {
+				err = d.check(a.val, ap, mode, oneOf(AutodiscoverModes))
+			}
+			if err == nil && mode != "auto" {
+				d.warn(a.key, ap+": "+mode, `Atoll discovers projects only when the file lists none, as with "auto"`)
+			}
+		case "ignore_paths":
+			err = d.warnIfList(a, ap, func(item *yaml.Node, p, s string) error {
+				return d.check(item, p, s, checkIgnorePath)
+			}, "")
+		default:
+			err = d.unknownKey(a, path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkIgnorePath validates an autodiscover.ignore_paths pattern as
+// Atlantis does.
+func checkIgnorePath(s string) error {
+	if strings.HasPrefix(s, "/") {
+		return errors.New("pattern must not begin with a slash '/'")
+	}
+	if !doublestar.ValidatePattern(s) {
+		return fmt.Errorf("%q is not a valid glob pattern", s)
+	}
+	return nil
+}
+
+// oneOf returns a checker that accepts only the given values.
+func oneOf(allowed []string) func(string) error {
+	return func(s string) error {
+		for _, a := range allowed {
+			if s == a {
+				return nil
+			}
+		}
+		return fmt.Errorf("%q is not one of %s", s, strings.Join(allowed, ", "))
+	}
+}
+
+// policies type-checks the policies mapping. Atlantis reads policies from
+// the server-side config only; in atlantis.yaml it decodes them strictly
+// and then ignores them, and so does Atoll.
+func (d *decoder) policies(n *yaml.Node, path string) error {
+	return d.schema(n, path, map[string]kind{
+		"conftest_version": kindString, "owners": kindOwners, "policy_sets": kindPolicySets,
+		"sticky_policy_approvals": kindBool, "policy_item_regex": kindString, "approve_count": kindInt,
+	})
+}
+
+// kind is the type of a value in a schema decoded only to be checked.
+type kind int
+
+const (
+	kindString kind = iota
+	kindBool
+	kindInt
+	kindStrings
+	kindOwners
+	kindPolicySets
+)
+
+// schema checks that mapping n has only the given keys, with values of the
+// given kinds; null values are allowed, as for any optional key.
+func (d *decoder) schema(n *yaml.Node, path string, keys map[string]kind) error {
+	fs, err := d.fields(n, path)
+	if err != nil {
+		return err
+	}
+	for _, f := range fs {
+		fp := join(path, f.name)
+		k, ok := keys[f.name]
+		if !ok {
+			return d.unknownKey(f, path)
+		}
+		if isNull(f.val) {
+			continue
+		}
+		switch k {
+		case kindString:
+			_, err = d.str(f.val, fp)
+		case kindBool:
+			_, err = d.boolean(f.val, fp)
+		case kindInt:
+			_, err = d.integer(f.val, fp)
+		case kindStrings:
+			_, err = d.strList(f.val, fp, nil)
+		case kindOwners:
+			err = d.schema(f.val, fp, map[string]kind{"users": kindStrings, "teams": kindStrings})
+		case kindPolicySets:
+			list := resolve(f.val)
+			if list.Kind != yaml.SequenceNode {
+				return d.typeError(list, fp, "a list of policy sets")
+			}
+			for i, item := range list.Content {
+				err = d.schema(item, index(fp, i), map[string]kind{
+					"path": kindString, "source": kindString, "name": kindString, "owners": kindOwners,
+					"approve_count": kindInt, "sticky_policy_approvals": kindBool,
+					"policy_item_regex": kindString, "prevent_self_approve": kindBool,
+				})
+				if err != nil {
+					return err
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
