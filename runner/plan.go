@@ -121,6 +121,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 	if err != nil {
 		return nil, err
 	}
+	r.warnConfig(ctx, w, cfg)
 	var projects []repocfg.Project
 	if explicit {
 		projects, err = repocfg.Find(cfg, root, cmd.Project, cmd.Dir, cmd.Workspace)

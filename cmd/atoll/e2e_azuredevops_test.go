@@ -337,3 +337,28 @@ func TestAzureDevOpsApplyRequirements(t *testing.T) {
 	e.comment(1, "atlantis apply")
 	mustContain(t, "approved apply", e.waitComment(1, 5), "Apply complete!")
 }
+
+// An atlantis.yaml key Atoll accepts but does not act on is named in one
+// warning comment per plan, never dropped silently; the previous warning's
+// thread is closed when a new one is posted.
+func TestAzureDevOpsConfigWarnings(t *testing.T) {
+	e := newADOE2E(t, map[string]string{
+		"atlantis.yaml":   "version: 3\nemoji_reaction: eyes\nprojects:\n- dir: staging\n",
+		"staging/main.tf": tfProject("staging", 1),
+	}, nil)
+	e.open(1, "grow", map[string]string{"staging/main.tf": tfProject("staging", 2)})
+	warning := e.waitComment(1, 1)
+	mustContain(t, "warning comment", warning, "atlantis.yaml line 2", "`emoji_reaction`", "not act on")
+	mustContain(t, "autoplan", e.waitComment(1, 2), "Plan: 2 to add")
+	_, first := e.botComments(1)
+
+	asked := e.comment(1, "atlantis plan")
+	mustContain(t, "second warning", e.waitComment(1, 3), "`emoji_reaction`")
+	mustContain(t, "second plan", e.waitComment(1, 4), "Plan: 2 to add")
+	if th := e.thread(1, asked); len(th.Comments) != 3 {
+		t.Fatalf("the asking thread = %+v; want the warning and the plan as replies", th)
+	}
+	for id := range first {
+		eventually(t, 10*time.Second, "the first warning's thread closed", func() bool { return e.thread(1, id).Status == "closed" })
+	}
+}
