@@ -33,13 +33,18 @@ type adoE2E struct {
 	base    string
 	dataDir string
 	m       *main.Main
-	// configure adjusts the server's configuration before it starts.
-	configure func(*main.Config)
+	// prepare adjusts the server before it starts.
+	prepare func(*main.Main)
 }
 
-func newADOE2E(t *testing.T, files map[string]string, configure func(*main.Config)) *adoE2E {
+func newADOE2E(t *testing.T, files map[string]string, prepare func(*main.Main)) *adoE2E {
 	testEnv(t)
-	e := &adoE2E{t: t, az: azuretest.NewServer(t), dataDir: t.TempDir(), configure: configure}
+	return newADOE2EOn(t, azuretest.NewServer(t), files, prepare)
+}
+
+// newADOE2EOn is newADOE2E on a fake the test has set up.
+func newADOE2EOn(t *testing.T, az *azuretest.Server, files map[string]string, prepare func(*main.Main)) *adoE2E {
+	e := &adoE2E{t: t, az: az, dataDir: t.TempDir(), prepare: prepare}
 	e.az.AcceptPAT(adoPAT, adoBot)
 	e.az.AcceptPAT("alice-pat", "alice@acme.example")
 	e.az.AddRepo(adoOrg, adoProject, adoRepo)
@@ -57,12 +62,13 @@ func (e *adoE2E) host() string {
 }
 
 func (e *adoE2E) start() {
-	e.m = startMain(e.t, e.dataDir, func(c *main.Config) {
+	e.m = startMainWith(e.t, e.dataDir, func(m *main.Main) {
+		c := &m.Config
 		c.AzureHostname, c.AzureToken, c.AzureUser = e.az.URL, adoPAT, adoBot
 		c.AzureWebhookUser, c.AzureWebhookPassword = adoHookUser, adoHookPass
 		c.RepoAllowlist = e.host() + "/" + adoOrg + "/" + adoProject + "/*"
-		if e.configure != nil {
-			e.configure(c)
+		if e.prepare != nil {
+			e.prepare(m)
 		}
 	})
 	e.t.Cleanup(func() { e.m.Close() })

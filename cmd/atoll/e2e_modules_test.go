@@ -84,45 +84,48 @@ func TestPrivateModuleThroughCredentialHelper(t *testing.T) {
 			t.Fatalf("a comment holds the token:\n%s", c)
 		}
 	}
-	noToken := func(when string) {
-		t.Helper()
-		var gitConfigs, modules int
-		err := filepath.WalkDir(dataDir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
-				return err
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			if bytes.Contains(b, []byte(token)) {
-				t.Errorf("%s: %s holds the token", when, path)
-			}
-			if strings.HasSuffix(path, "/.git/config") {
-				gitConfigs++
-			}
-			if strings.HasSuffix(path, filepath.Join(".terraform", "modules", "m", "m", "main.tf")) {
-				modules++
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The walk saw what it vouches for.
-		if gitConfigs == 0 || modules == 0 {
-			t.Fatalf("%s: the data dir holds %d .git/config files and %d installed private modules", when, gitConfigs, modules)
-		}
-	}
-	noToken("while running") // with the database's WAL
+	noSecretIn(t, dataDir, token, "while running") // with the database's WAL
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	noToken("after stopping")
+	noSecretIn(t, dataDir, token, "after stopping")
 	if strings.Contains(logs.String(), token) {
 		t.Fatalf("the server's log holds the token:\n%s", logs.String())
 	}
 	if !strings.Contains(logs.String(), "git credential served") {
 		t.Fatalf("the server's log does not show the credential helper asked:\n%s", logs.String())
+	}
+}
+
+// noSecretIn fails t if a file under dataDir holds secret. It also checks
+// that the walk saw what it vouches for: the work dirs' .git/config files
+// and a private module m installed by terraform init.
+func noSecretIn(t *testing.T, dataDir, secret, when string) {
+	t.Helper()
+	var gitConfigs, modules int
+	err := filepath.WalkDir(dataDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s: %s holds the secret", when, path)
+		}
+		if strings.HasSuffix(path, "/.git/config") {
+			gitConfigs++
+		}
+		if strings.HasSuffix(path, filepath.Join(".terraform", "modules", "m", "m", "main.tf")) {
+			modules++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gitConfigs == 0 || modules == 0 {
+		t.Fatalf("%s: the data dir holds %d .git/config files and %d installed private modules", when, gitConfigs, modules)
 	}
 }

@@ -153,6 +153,17 @@ func serveGit(t testing.TB, repo *gitRepo, token string) (cloneURL string, fetch
 // startMain starts the real server on a free port.
 func startMain(t testing.TB, dataDir string, configure func(*main.Config)) *main.Main {
 	t.Helper()
+	return startMainWith(t, dataDir, func(m *main.Main) {
+		if configure != nil {
+			configure(&m.Config)
+		}
+	})
+}
+
+// startMainWith is startMain for tests that set more than the Config (a
+// logger, the credential helper).
+func startMainWith(t testing.TB, dataDir string, prepare func(*main.Main)) *main.Main {
+	t.Helper()
 	m := main.NewMain()
 	m.Config.Addr = "127.0.0.1:0"
 	m.Config.DataDir = dataDir
@@ -162,8 +173,8 @@ func startMain(t testing.TB, dataDir string, configure func(*main.Config)) *main
 	m.Config.StopTimeout = 30 * time.Second
 	m.Config.APISecret = testAPISecret
 	m.Config.AdminPassword = testAdminPassword
-	if configure != nil {
-		configure(&m.Config)
+	if prepare != nil {
+		prepare(m)
 	}
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
