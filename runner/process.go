@@ -214,7 +214,7 @@ func (r *Runner) reportInterrupted(ctx context.Context, j *atoll.Job) {
 		r.Logger.Error("report interrupted job", "job", j.ID, "err", err)
 	}
 	r.setStatus(ctx, p, repo, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project),
-		vcs.Status{State: vcs.StatusError, Description: "interrupted", TargetURL: r.jobURL(j.ID)})
+		vcs.Status{State: vcs.StatusError, Description: "interrupted", TargetURL: r.jobURL(j.ID), Pull: j.Pull})
 }
 
 // checkout brings the pull request's work dir for workspace to sha.

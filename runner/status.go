@@ -41,6 +41,7 @@ func (r *Runner) status(ctx context.Context, w *work, sha, command, label, state
 // statusWith is status with every field of the status given (Details).
 func (r *Runner) statusWith(ctx context.Context, w *work, sha, command, label string, st vcs.Status) {
 	ctx = context.WithoutCancel(ctx)
+	st.Pull = w.pull.Number
 	w.statuses.push(func() { r.setStatus(ctx, w.vcs, w.repo, sha, command, label, st) })
 }
 

@@ -59,6 +59,10 @@ type Status struct {
 	Context     string // e.g. atlantis/plan: dir/default
 	Description string
 	TargetURL   string
+	// Pull is the pull request the status is about, when the caller knows
+	// it (0 otherwise). Hosts that attach statuses to pull requests (Azure
+	// DevOps) use it rather than searching for the pull requests of sha.
+	Pull int
 	// Details is a longer Markdown text for hosts that show one next to
 	// the status (a GitHub check run's summary): a job's change counts and
 	// an excerpt of its output. Optional; hosts without room ignore it.

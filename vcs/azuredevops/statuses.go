@@ -50,9 +50,11 @@ func (p *Provider) SetStatus(ctx context.Context, repo atoll.Repo, sha string, s
 	if st.TargetURL != "" {
 		target = &st.TargetURL
 	}
-	pulls, err := p.pullsWithHead(ctx, gc, project, name, sha)
-	if err != nil {
-		return apiError(err, "find pull requests of %s@%s", repo.FullName(), sha)
+	pulls := []int{st.Pull}
+	if st.Pull == 0 {
+		if pulls, err = p.pullsWithHead(ctx, gc, project, name, sha); err != nil {
+			return apiError(err, "find pull requests of %s@%s", repo.FullName(), sha)
+		}
 	}
 	if len(pulls) == 0 {
 		_, err := gc.CreateCommitStatus(ctx, git.CreateCommitStatusArgs{Project: &project, RepositoryId: &name, CommitId: &sha,

@@ -109,6 +109,30 @@ func TestSetStatusManyPulls(t *testing.T) {
 	}
 }
 
+// With the pull request given, its status is posted without listing the
+// repository's active pull requests (one call per status on a busy repo).
+func TestSetStatusOfAKnownPull(t *testing.T) {
+	srv := newFake(t)
+	for n := 100; n < 150; n++ {
+		pr := basePull()
+		pr.Number, pr.HeadSHA = n, strings.Repeat("4", 40)
+		srv.AddPull(org, project, repoName, pr)
+	}
+	before := len(srv.Calls())
+	if err := newProvider(t, srv).SetStatus(context.Background(), repo, headSHA, vcs.Status{State: vcs.StatusSuccess, Context: "c", Pull: 7}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range srv.Calls()[before:] {
+		if c.Method == "GET" && strings.HasSuffix(strings.ToLower(c.Path), "/pullrequests") {
+			t.Errorf("listed the pull requests: %s %s?%s", c.Method, c.Path, c.Query)
+		}
+	}
+	got := srv.PullStatuses(org, project, repoName, 7)
+	if len(got) != 1 || got[0].State != "succeeded" || got[0].IterationID == 0 {
+		t.Errorf("#7 statuses = %+v; want one, succeeded, on an iteration", got)
+	}
+}
+
 func TestSetStatusDescriptionTruncated(t *testing.T) {
 	srv := newFake(t)
 	desc := strings.Repeat("ü", 1000)

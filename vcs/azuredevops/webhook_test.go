@@ -364,8 +364,8 @@ func TestParseWebhookInvalid(t *testing.T) {
 			set(m, "resource.pullRequest.pullRequestId", 2)
 		}), "resource.pullRequest.pullRequestId"},
 		{"comment without author", edit("pullrequest-comment.v2.json", func(m map[string]any) {
-			set(m, "resource.comment.hookAuthor.uniqueName", nil)
-		}), "comment.hookAuthor.uniqueName"},
+			set(m, "resource.comment.author.uniqueName", nil)
+		}), "comment.author.uniqueName"},
 		{"bad comment date", edit("pullrequest-comment.v2.json", func(m map[string]any) {
 			set(m, "resource.comment.publishedDate", "yesterday")
 		}), "comment.publishedDate"},
