@@ -25,7 +25,7 @@ build:
 	$(GO) build -o $(BIN)/atoll ./cmd/atoll
 
 run: $(TERRAFORM) build
-	$(BIN)/atoll server --demo --terraform-bin $(TERRAFORM) --data-dir $(DATA_DIR) --port $(PORT)
+	$(BIN)/atoll server --demo --terraform-bin $(TERRAFORM) --data-dir $(DATA_DIR) --port $(PORT) $(ARGS)
 
 vet:
 	$(GO) vet ./...
