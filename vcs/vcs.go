@@ -169,3 +169,11 @@ func Comment(ctx context.Context, p Provider, repo atoll.Repo, number int, reply
 	}
 	return p.CreateComment(ctx, repo, number, body)
 }
+
+// HostCredentials is a host whose git credentials do not depend on the
+// repository (a token, a service principal). Atoll serves them to every
+// Terraform run, whichever host its pull request is on, so that module
+// sources on this host clone. A zero GitCredential means none.
+type HostCredentials interface {
+	HostGitCredentials(ctx context.Context) (GitCredential, error)
+}

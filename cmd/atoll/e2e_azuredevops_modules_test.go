@@ -135,3 +135,55 @@ func TestAzureDevOpsServicePrincipalAndPrivateModule(t *testing.T) {
 		t.Fatalf("the server's log does not show the credential helper asked:\n%s", logs.String())
 	}
 }
+
+// A GitHub pull request whose project uses a module on Azure Repos: with
+// both hosts configured, the run's credential helper answers for Azure
+// DevOps too, and the PAT is written nowhere.
+func TestGitHubPullRequestWithAModuleOnAzureRepos(t *testing.T) {
+	testEnv(t)
+	gh := newFakeGitHub(t)
+	repo := newGitRepo(t, map[string]string{"app/main.tf": tfProject("app", 1)})
+	base := repo.git("rev-parse", "main")
+	cloneURL, _ := serveGit(t, repo, "gh-test-token")
+
+	az := azuretest.NewServer(t)
+	az.AcceptPAT(adoPAT, adoBot)
+	mod := &gitRepo{t: t, Dir: filepath.Join(t.TempDir(), "modules")}
+	os.MkdirAll(mod.Dir, 0o755)
+	mod.git("init", "--quiet", "--initial-branch=main")
+	mod.commit("module", map[string]string{"m/main.tf": "resource \"terraform_data\" \"m\" {\n  input = \"from Azure Repos\"\n}\n"})
+	az.AddRepo(adoOrg, adoProject, "modules")
+	az.ServeGit(adoOrg, adoProject, "modules", mod.Dir)
+
+	dataDir := t.TempDir()
+	var logs lockedBuffer
+	m := startMainWith(t, dataDir, func(m *main.Main) {
+		c := &m.Config
+		c.GHToken, c.GHUser, c.GHWebhookSecret, c.GHAPIURL = "gh-test-token", "atoll-bot", webhookSecret, gh.URL+"/"
+		c.AzureHostname, c.AzureToken, c.AzureUser = az.URL, adoPAT, adoBot
+		c.AzureWebhookUser, c.AzureWebhookPassword = adoHookUser, adoHookPass
+		c.RepoAllowlist = "github.com/acme/*"
+		m.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		m.CredentialHelper = atollBinary(t)
+	})
+	t.Cleanup(func() { m.Close() })
+
+	source := az.URL + "/" + adoOrg + "/" + adoProject + "/_git/modules//m?ref=main"
+	files := map[string]string{"app/main.tf": tfProject("app", 1) + "\nmodule \"m\" {\n  source = \"git::" + source + "\"\n}\n"}
+	sha := repo.branch("azure-module", files)
+	gh.setPull(1, fakePull{HeadSHA: sha, HeadRef: "azure-module", BaseSHA: base, BaseRef: "main", Files: []string{"app/main.tf"}})
+	webhook(t, m.URL, "pull_request", "pull_request.opened.json", webhookSecret, pullEvent(cloneURL, 1, "opened", "azure-module", sha, base))
+	mustContain(t, "autoplan", waitFor(t, gh, 1, 1), "Plan: 2 to add", "module.m.terraform_data.m", "from Azure Repos")
+	if az.Fetches(adoOrg, adoProject, "modules") == 0 {
+		t.Fatal("the module was not fetched from Azure Repos")
+	}
+	eventually(t, 10*time.Second, "the run's credential grant revoked", func() bool { return m.Credentials.Active() == 0 })
+	noSecretIn(t, dataDir, adoPAT, "while running")
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	noSecretIn(t, dataDir, adoPAT, "after stopping")
+	if strings.Contains(logs.String(), adoPAT) {
+		t.Fatalf("the server's log holds the PAT:\n%s", logs.String())
+	}
+}

@@ -34,11 +34,7 @@ func (p *Provider) GitCredentials(ctx context.Context, repo atoll.Repo) (vcs.Git
 	if _, err := p.gitURL(repo); err != nil {
 		return vcs.GitCredential{}, err
 	}
-	user, pass, err := p.cfg.Credential.GitAuth(ctx)
-	if err != nil {
-		return vcs.GitCredential{}, fmt.Errorf("azuredevops git credentials: %w", err)
-	}
-	return vcs.GitCredential{URL: p.base.Scheme + "://" + p.base.Host, Username: user, Password: pass}, nil
+	return p.HostGitCredentials(ctx)
 }
 
 // gitURL is the credential-free URL git fetches repo from.
@@ -52,4 +48,15 @@ func (p *Provider) gitURL(repo atoll.Repo) (*url.URL, error) {
 		return nil, atoll.Errorf(atoll.EINVALID, "repository %s has no valid clone URL", repo.FullName())
 	}
 	return u, nil
+}
+
+// HostGitCredentials implements vcs.HostCredentials: Atoll's identity on
+// Azure DevOps reads every repository it was granted, whichever host the
+// pull request being planned is on.
+func (p *Provider) HostGitCredentials(ctx context.Context) (vcs.GitCredential, error) {
+	user, pass, err := p.cfg.Credential.GitAuth(ctx)
+	if err != nil {
+		return vcs.GitCredential{}, fmt.Errorf("azuredevops git credentials: %w", err)
+	}
+	return vcs.GitCredential{URL: p.base.Scheme + "://" + p.base.Host, Username: user, Password: pass}, nil
 }

@@ -63,3 +63,15 @@ func (p *Provider) gitURL(repo atoll.Repo) (*url.URL, error) {
 	}
 	return u, nil
 }
+
+// HostGitCredentials implements vcs.HostCredentials with a token: it is
+// good for every repository the token reads, so it is served to pull
+// requests on other hosts too. An App's installation tokens are per
+// installation, and with --gh-api-url the git host is not known without a
+// repository: both serve nothing beyond their own pull requests.
+func (p *Provider) HostGitCredentials(ctx context.Context) (vcs.GitCredential, error) {
+	if p.token == nil || p.customAPI {
+		return vcs.GitCredential{}, nil
+	}
+	return vcs.GitCredential{URL: "https://" + p.host, Username: "x-access-token", Password: p.token.token}, nil
+}
