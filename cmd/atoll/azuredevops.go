@@ -59,7 +59,7 @@ func (c *azureConfig) validate() error {
 	}
 	switch {
 	case ways == 0:
-		return fmt.Errorf("Azure DevOps needs credentials: --azuredevops-token, a service principal (--azuredevops-tenant-id, --azuredevops-client-id, --azuredevops-client-secret) or --azuredevops-managed-identity")
+		return fmt.Errorf("the --azuredevops-webhook-* flags need credentials for Azure DevOps too: --azuredevops-token, a service principal (--azuredevops-tenant-id, --azuredevops-client-id, --azuredevops-client-secret) or --azuredevops-managed-identity")
 	case ways > 1:
 		return fmt.Errorf("use one of --azuredevops-token, --azuredevops-client-secret and --azuredevops-managed-identity")
 	case c.AzureClientSecret != "" && (c.AzureTenantID == "" || c.AzureClientID == ""):

@@ -35,7 +35,7 @@ func TestAzureDevOpsFlags(t *testing.T) {
 			func(c *main.Config) bool { return c.AzureHostname == "tfs.acme.example/tfs" }},
 		{"no webhook credentials", []string{"--azuredevops-token", "pat"}, nil, "--azuredevops-webhook-user and --azuredevops-webhook-password are required", nil},
 		{"webhook password only", []string{"--azuredevops-token", "pat", "--azuredevops-webhook-password", "x"}, nil, "are required", nil},
-		{"webhook without credentials", hook, nil, "Azure DevOps needs credentials", nil},
+		{"webhook without credentials", hook, nil, "need credentials for Azure DevOps", nil},
 		{"two ways", with("--azuredevops-token", "pat", "--azuredevops-managed-identity"), nil, "use one of", nil},
 		{"secret without tenant", with("--azuredevops-client-secret", "s", "--azuredevops-client-id", "c"), nil, "needs --azuredevops-tenant-id", nil},
 		{"tenant alone", []string{"--azuredevops-tenant-id", "t"}, nil, "need --azuredevops-client-secret", nil},
