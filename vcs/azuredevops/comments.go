@@ -2,11 +2,9 @@ package azuredevops
 
 import (
 	"context"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/vcs"
@@ -165,30 +163,5 @@ func (p *Provider) ours(author *webapi.IdentityRef) bool {
 // one is refused, which would lose the whole plan output.
 const maxCommentChars = 150000
 
-const truncatedNote = "\n\n**Warning**: this comment was truncated to fit Azure DevOps' size limit; the job log has the full output.\n"
-
-var markerRE = regexp.MustCompile(`<!-- atoll:[^ >]* -->`)
-
-// fitComment truncates body to the limit, keeping its markers so that a
-// truncated comment can still be superseded later.
-func fitComment(body string) string {
-	if utf8.RuneCountInString(body) <= maxCommentChars {
-		return body
-	}
-	tail := truncatedNote + strings.Join(markerRE.FindAllString(body, -1), "\n")
-	keep := maxCommentChars - utf8.RuneCountInString(tail)
-	cut := 0
-	for i := range body {
-		if keep == 0 {
-			cut = i
-			break
-		}
-		keep--
-	}
-	head := body[:cut]
-	// An HTML comment left open would swallow the note.
-	if open := strings.LastIndex(head, "<!--"); open > strings.LastIndex(head, "-->") {
-		head = head[:open]
-	}
-	return head + tail
-}
+// fitComment truncates body to the host's limit (see vcs.FitComment).
+func fitComment(body string) string { return vcs.FitComment(body, maxCommentChars, "Azure DevOps'") }

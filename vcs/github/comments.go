@@ -2,11 +2,9 @@ package github
 
 import (
 	"context"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/vcs"
@@ -18,7 +16,6 @@ import (
 // It is vcs.Marker, so every host agrees on the format.
 func Marker(command string) string { return vcs.Marker(command) }
 
-var markerRE = regexp.MustCompile(`<!-- atoll:[^ >]* -->`)
 
 // CreateComment posts body on the pull request's conversation and returns
 // the new comment's id.
@@ -99,28 +96,5 @@ func (p *Provider) HideComments(ctx context.Context, repo atoll.Repo, number int
 // rejected with 422, which would lose the whole plan output.
 const maxCommentChars = 65536
 
-const truncatedNote = "\n\n**Warning**: this comment was truncated to fit GitHub's size limit; the job log has the full output.\n"
-
-// fitComment truncates body to GitHub's limit, keeping its markers so a
-// truncated comment can still be hidden later.
-func fitComment(body string) string {
-	if utf8.RuneCountInString(body) <= maxCommentChars {
-		return body
-	}
-	tail := truncatedNote + strings.Join(markerRE.FindAllString(body, -1), "\n")
-	keep := maxCommentChars - utf8.RuneCountInString(tail)
-	cut := 0
-	for i := range body {
-		if keep == 0 {
-			cut = i
-			break
-		}
-		keep--
-	}
-	head := body[:cut]
-	// An HTML comment left open would swallow the note.
-	if open := strings.LastIndex(head, "<!--"); open > strings.LastIndex(head, "-->") {
-		head = head[:open]
-	}
-	return head + tail
-}
+// fitComment truncates body to the host's limit (see vcs.FitComment).
+func fitComment(body string) string { return vcs.FitComment(body, maxCommentChars, "GitHub's") }
