@@ -68,6 +68,17 @@ func (t errorBodyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// repoClient is the Git client of repo's organization, with the project
+// and repository names the API calls take.
+func (p *Provider) repoClient(ctx context.Context, repo atoll.Repo) (gc *git.ClientImpl, project, name string, err error) {
+	org, project, name, err := repoPath(repo)
+	if err != nil {
+		return nil, "", "", err
+	}
+	gc, err = p.gitClient(ctx, org)
+	return gc, project, name, err
+}
+
 // gitClient returns an SDK client for org's Git API. The Authorization
 // value is fetched per call because Entra ID tokens expire; an SDK client
 // is a small struct bound to one such value, so one is built per call

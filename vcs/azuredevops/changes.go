@@ -17,11 +17,7 @@ const changesPage = 2000
 // which is the whole pull request. A rename yields both the old and the
 // new path, since a project can be affected by a file moving out of it.
 func (p *Provider) ChangedFiles(ctx context.Context, repo atoll.Repo, number int) ([]string, error) {
-	org, project, name, err := repoPath(repo)
-	if err != nil {
-		return nil, err
-	}
-	gc, err := p.gitClient(ctx, org)
+	gc, project, name, err := p.repoClient(ctx, repo)
 	if err != nil {
 		return nil, err
 	}

@@ -30,11 +30,7 @@ func parseCommentID(id string) (thread, comment int, ok bool) {
 // CreateComment starts a new thread, active (so it counts as a discussion
 // to resolve where a policy asks for that), holding body.
 func (p *Provider) CreateComment(ctx context.Context, repo atoll.Repo, number int, body string) (string, error) {
-	org, project, name, err := repoPath(repo)
-	if err != nil {
-		return "", err
-	}
-	gc, err := p.gitClient(ctx, org)
+	gc, project, name, err := p.repoClient(ctx, repo)
 	if err != nil {
 		return "", err
 	}
@@ -61,11 +57,7 @@ func (p *Provider) ReplyComment(ctx context.Context, repo atoll.Repo, number int
 	if !ok {
 		return p.CreateComment(ctx, repo, number, body)
 	}
-	org, project, name, err := repoPath(repo)
-	if err != nil {
-		return "", err
-	}
-	gc, err := p.gitClient(ctx, org)
+	gc, project, name, err := p.repoClient(ctx, repo)
 	if err != nil {
 		return "", err
 	}
@@ -83,11 +75,7 @@ func (p *Provider) UpdateComment(ctx context.Context, repo atoll.Repo, number in
 	if !ok {
 		return atoll.Errorf(atoll.EINVALID, "invalid Azure DevOps comment id %q (want THREADID/COMMENTID)", id)
 	}
-	org, project, name, err := repoPath(repo)
-	if err != nil {
-		return err
-	}
-	gc, err := p.gitClient(ctx, org)
+	gc, project, name, err := p.repoClient(ctx, repo)
 	if err != nil {
 		return err
 	}
@@ -106,11 +94,7 @@ func (p *Provider) UpdateComment(ctx context.Context, repo atoll.Repo, number in
 // that account count; without it the marker alone does, which another
 // user could only abuse to close their own thread.
 func (p *Provider) HideComments(ctx context.Context, repo atoll.Repo, number int, command string, keep ...string) error {
-	org, project, name, err := repoPath(repo)
-	if err != nil {
-		return err
-	}
-	gc, err := p.gitClient(ctx, org)
+	gc, project, name, err := p.repoClient(ctx, repo)
 	if err != nil {
 		return err
 	}

@@ -26,11 +26,7 @@ func (p *Provider) Merge(ctx context.Context, repo atoll.Repo, number int, metho
 	if !ok {
 		return atoll.Errorf(atoll.EINVALID, "unknown merge method %q (want merge, squash, rebase or rebase-merge)", method)
 	}
-	org, project, name, err := repoPath(repo)
-	if err != nil {
-		return err
-	}
-	gc, err := p.gitClient(ctx, org)
+	gc, project, name, err := p.repoClient(ctx, repo)
 	if err != nil {
 		return err
 	}

@@ -21,11 +21,7 @@ const (
 // GetPull fetches the pull request; its reviewers and their votes come
 // with it.
 func (p *Provider) GetPull(ctx context.Context, repo atoll.Repo, number int) (*vcs.PullDetails, error) {
-	org, project, name, err := repoPath(repo)
-	if err != nil {
-		return nil, err
-	}
-	gc, err := p.gitClient(ctx, org)
+	gc, project, name, err := p.repoClient(ctx, repo)
 	if err != nil {
 		return nil, err
 	}

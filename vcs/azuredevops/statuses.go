@@ -37,11 +37,7 @@ func (p *Provider) SetStatus(ctx context.Context, repo atoll.Repo, sha string, s
 	if !ok {
 		return atoll.Errorf(atoll.EINVALID, "unknown commit status state %q", st.State)
 	}
-	org, project, name, err := repoPath(repo)
-	if err != nil {
-		return err
-	}
-	gc, err := p.gitClient(ctx, org)
+	gc, project, name, err := p.repoClient(ctx, repo)
 	if err != nil {
 		return err
 	}
