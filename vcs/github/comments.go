@@ -16,7 +16,6 @@ import (
 // It is vcs.Marker, so every host agrees on the format.
 func Marker(command string) string { return vcs.Marker(command) }
 
-
 // CreateComment posts body on the pull request's conversation and returns
 // the new comment's id.
 func (p *Provider) CreateComment(ctx context.Context, repo atoll.Repo, number int, body string) (string, error) {
