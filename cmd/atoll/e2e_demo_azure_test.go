@@ -43,13 +43,18 @@ func TestDemoNamedAsAzureDevOps(t *testing.T) {
 		getJSON(t, m.URL+"/api/v1/jobs?repo="+full+"&pull=1&kind=plan&state=succeeded", &jobs)
 		return len(jobs) > 0
 	})
-	resp, err := authClient.Get(m.URL + "/repos/demo-org%2Fdemo-project/infra/pulls/1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := readAll(t, resp)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("PR page: %d", resp.StatusCode)
-	}
-	mustContain(t, "the Azure-named demo's page", page, full, "staging", "atlantis apply -p staging")
+	// The plan's comment follows its job's end: the page is read until it shows.
+	var page string
+	eventually(t, 30*time.Second, "the Azure-named demo's page with the plan", func() bool {
+		resp, err := authClient.Get(m.URL + "/repos/demo-org%2Fdemo-project/infra/pulls/1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page = readAll(t, resp)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("PR page: %d", resp.StatusCode)
+		}
+		return strings.Contains(page, "atlantis apply -p staging")
+	})
+	mustContain(t, "the Azure-named demo's page", page, full, "staging")
 }
