@@ -276,6 +276,7 @@ func (m *Main) Run(ctx context.Context) error {
 		PublicURL: publicURL, Node: c.NodeID, Version: Version,
 		Parallelism: c.Parallelism, AllowForkPRs: c.AllowForkPRs, StopTimeout: c.StopTimeout, Logger: m.Logger,
 		AllowDraftPRs: c.AllowDraftPRs, PlanApproval: approvalPolicy, Credentials: m.Credentials,
+		ServerConfig: c.serverConfig(),
 	}
 	m.Server.Runner = m.Runner
 	if c.DefaultTFVersion != "" {
