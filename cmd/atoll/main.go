@@ -276,7 +276,9 @@ func (m *Main) Run(ctx context.Context) error {
 		PublicURL: publicURL, Node: c.NodeID, Version: Version,
 		Parallelism: c.Parallelism, AllowForkPRs: c.AllowForkPRs, StopTimeout: c.StopTimeout, Logger: m.Logger,
 		AllowDraftPRs: c.AllowDraftPRs, PlanApproval: approvalPolicy, Credentials: m.Credentials,
-		ServerConfig: c.serverConfig(),
+	}
+	if m.Runner.ServerConfig, err = c.serverConfig(); err != nil {
+		return err
 	}
 	m.Server.Runner = m.Runner
 	if c.DefaultTFVersion != "" {

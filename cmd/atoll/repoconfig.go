@@ -82,10 +82,33 @@ func repoConfigMessage(err error) string {
 }
 
 // serverConfig is the server-side repo config the runner uses: the one
-// given, the demo's in demo mode, else nil (Atlantis's default).
-func (c *Config) serverConfig() *repocfg.ServerConfig {
-	if c.ServerConfig == nil && c.Demo {
-		return demo.ServerConfig()
+// given, the demo's in demo mode, else nil (Atlantis's default). The flags
+// parse as they are set; RepoConfig and RepoConfigJSON set otherwise (by
+// tests, by embedders) are parsed here.
+func (c *Config) serverConfig() (*repocfg.ServerConfig, error) {
+	switch {
+	case c.ServerConfig != nil:
+		return c.ServerConfig, nil
+	case c.RepoConfig != "" && c.RepoConfigJSON != "":
+		return nil, errors.New("--repo-config and --repo-config-json cannot both be given")
+	case c.RepoConfig != "":
+		data, err := readRepoConfig(c.RepoConfig)
+		if err != nil {
+			return nil, fmt.Errorf("--repo-config: %w", err)
+		}
+		sc, err := repocfg.ParseServerConfig(c.RepoConfig, data)
+		if err != nil {
+			return nil, fmt.Errorf("--repo-config: %s", repoConfigMessage(err))
+		}
+		return sc, nil
+	case c.RepoConfigJSON != "":
+		sc, err := repocfg.ParseServerConfig("--repo-config-json", []byte(c.RepoConfigJSON))
+		if err != nil {
+			return nil, fmt.Errorf("--repo-config-json: %s", repoConfigMessage(err))
+		}
+		return sc, nil
+	case c.Demo:
+		return demo.ServerConfig(), nil
 	}
-	return c.ServerConfig
+	return nil, nil
 }
