@@ -279,6 +279,10 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	if m.Runner.ServerConfig, err = c.serverConfig(); err != nil {
 		return err
+	} else if sc := m.Runner.ServerConfig; sc != nil {
+		for _, w := range sc.Warnings {
+			m.Logger.Warn("server-side repo config", "warning", w)
+		}
 	}
 	m.Server.Runner = m.Runner
 	if c.DefaultTFVersion != "" {

@@ -342,3 +342,60 @@ func TestServerConfigRepoConfigFile(t *testing.T) {
 		t.Fatalf("%+v %v", cfg, err)
 	}
 }
+
+func TestServerConfigRedefinedDefaultWorkflow(t *testing.T) {
+	// A server that redefines "default" changes the workflow of every
+	// project that names none; the runner looks it up by that name.
+	sc := server(t, "workflows:\n  default:\n    plan:\n      steps: [init, {plan: {extra_args: [-refresh=false]}}]\n")
+	cfg, err := loadWith(t, sc, repoID, "main", map[string]string{"atlantis.yaml": "version: 3\nprojects:\n  - dir: a\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := project(t, cfg, "a"); p.Workflow != "" {
+		t.Errorf("workflow %q, want the default (\"\")", p.Workflow)
+	}
+	w, ok := cfg.Workflows[repocfg.DefaultWorkflow]
+	if !ok || len(w.Plan) != 2 || w.Plan[1].Name != "plan" {
+		t.Errorf("default workflow %+v", w)
+	}
+}
+
+func TestServerConfigMergeDoesNotModifyInputs(t *testing.T) {
+	sc := server(t, "repos:\n  - id: /.*/\n    apply_requirements: [approved]\n")
+	cfg, err := repocfg.Parse([]byte("version: 3\nprojects:\n  - dir: a\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := sc.Merge(repoID, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged.Projects[0].ApplyRequirements[0] = "mergeable"
+	merged.Workflows["x"] = repocfg.Workflow{}
+	if cfg.Projects[0].ApplyRequirements != nil || len(cfg.Workflows) != 0 {
+		t.Errorf("input changed: %+v", cfg)
+	}
+	if got := sc.Repos[1].ApplyRequirements[0]; got != "approved" {
+		t.Errorf("server config changed: %s", got)
+	}
+	if _, ok := sc.Workflows["x"]; ok {
+		t.Error("server workflows changed")
+	}
+}
+
+func TestServerConfigLaterEntryNarrowsOverrides(t *testing.T) {
+	sc := server(t, `repos:
+  - id: /.*/
+    allowed_overrides: [apply_requirements, workflow]
+  - id: github.com/acme/infra
+    allowed_overrides: [workflow]
+`)
+	yaml := map[string]string{"atlantis.yaml": "version: 3\nprojects:\n  - dir: a\n    apply_requirements: [approved]\n"}
+	if _, err := loadWith(t, sc, "github.com/acme/web", "main", yaml); err != nil {
+		t.Errorf("other repository: %v", err)
+	}
+	_, err := loadWith(t, sc, repoID, "main", yaml)
+	if !strings.Contains(atoll.ErrorMessage(err), "projects[0].apply_requirements: the server-side repo config does not allow") {
+		t.Errorf("narrowed repository: %v", err)
+	}
+}
