@@ -102,6 +102,7 @@ func TestAzureDemo(t *testing.T) {
 		Allowlist:    runner.ParseAllowlist(opt.Allowlist()),
 		PlanApproval: policy,
 		PublicURL:    "http://atoll.example",
+		ServerConfig: demo.ServerConfig(),
 		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	if err := r.Start(ctx); err != nil {

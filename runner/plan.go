@@ -117,7 +117,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := repocfg.Load(root)
+	cfg, err := r.loadConfig(w, root)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/atollhq/atoll/procs"
 	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/runner/markdown"
+	"github.com/atollhq/atoll/runner/repocfg"
 	"github.com/atollhq/atoll/runner/terraform"
 	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
@@ -63,6 +64,10 @@ type Runner struct {
 	// Credentials serves the host's git credentials to Terraform's runs
 	// (private module sources over https); nil serves none.
 	Credentials *gitcred.Server
+	// ServerConfig is the server-side repo config (--repo-config): what
+	// each repository's atlantis.yaml may set, and the workflow and
+	// requirements it gets otherwise; nil is Atlantis's default config.
+	ServerConfig *repocfg.ServerConfig
 
 	wake    chan struct{}
 	stop    chan struct{}

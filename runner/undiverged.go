@@ -55,7 +55,7 @@ func (r *Runner) divergedFiles(ctx context.Context, w *work, j *atoll.Job, comma
 	if len(files) == 0 {
 		return nil, nil
 	}
-	cfg, err := repocfg.Load(root)
+	cfg, err := r.loadConfig(w, root)
 	if err != nil {
 		return nil, err
 	}

@@ -323,7 +323,7 @@ func TestAzureDevOpsApplyRequirements(t *testing.T) {
 	e := newADOE2E(t, map[string]string{
 		"atlantis.yaml":   "version: 3\nprojects:\n- dir: staging\n  apply_requirements: [approved, mergeable]\n",
 		"staging/main.tf": tfProject("staging", 1),
-	}, nil)
+	}, func(m *main.Main) { allowRepoSettings(&m.Config) })
 	e.open(1, "grow", map[string]string{"staging/main.tf": tfProject("staging", 2)})
 	mustContain(t, "autoplan", e.waitComment(1, 1), "Plan: 2 to add")
 

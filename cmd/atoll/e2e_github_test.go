@@ -27,11 +27,16 @@ type e2e struct {
 	dataDir  string
 	m        *main.Main
 	base     string
+	// configure, if set, is applied to the Config at each start.
+	configure func(*main.Config)
 }
 
-func newE2E(t *testing.T) *e2e {
+func newE2E(t *testing.T) *e2e { return newE2EConfigured(t, nil) }
+
+// newE2EConfigured is newE2E with more Config (a server-side repo config).
+func newE2EConfigured(t *testing.T, configure func(*main.Config)) *e2e {
 	testEnv(t)
-	e := &e2e{t: t, gh: newFakeGitHub(t), dataDir: t.TempDir()}
+	e := &e2e{t: t, gh: newFakeGitHub(t), dataDir: t.TempDir(), configure: configure}
 	e.repo = newGitRepo(t, map[string]string{
 		"staging/main.tf":    tfProject("staging", 1),
 		"production/main.tf": tfProject("production", 1),
@@ -48,6 +53,9 @@ func (e *e2e) start() {
 		c.GHToken, c.GHUser, c.GHWebhookSecret, c.GHAPIURL = "gh-test-token", "atoll-bot", webhookSecret, e.gh.URL+"/"
 		c.RepoAllowlist = "github.com/acme/*"
 		c.APISecret = "api-secret-for-tests"
+		if e.configure != nil {
+			e.configure(c)
+		}
 	})
 	e.t.Cleanup(func() { e.m.Close() })
 }
@@ -285,7 +293,7 @@ func TestForkPullRequestRefused(t *testing.T) {
 // Custom workflows: extra_args and env steps of the built-in steps are
 // honoured; terraform_version is checked; run steps are refused, not skipped.
 func TestCustomWorkflowsAndVersions(t *testing.T) {
-	e := newE2E(t)
+	e := newE2EConfigured(t, allowRepoSettings)
 	withVar := `variable "n" {
   type = number
 }

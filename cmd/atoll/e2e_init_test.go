@@ -30,6 +30,7 @@ func newInitE2E(t *testing.T, files map[string]string) *initE2E {
 	e.m = startMain(t, t.TempDir(), func(c *main.Config) {
 		c.GHToken, c.GHUser, c.GHWebhookSecret, c.GHAPIURL = "gh-test-token", "atoll-bot", webhookSecret, e.gh.URL+"/"
 		c.RepoAllowlist = "github.com/acme/*"
+		allowRepoSettings(c) // the tests' atlantis.yaml define workflows
 	})
 	t.Cleanup(func() { e.m.Close() })
 	return e

@@ -158,7 +158,7 @@ func TestUndivergedOnlyCountsTheProjectsFiles(t *testing.T) {
 	}
 
 	t.Run("merge strategy", func(t *testing.T) {
-		e := newE2EWith(t, files, func(c *main.Config) { c.CheckoutStrategy = "merge" })
+		e := newE2EWith(t, files, func(c *main.Config) { c.CheckoutStrategy = "merge"; allowRepoSettings(c) })
 		head := e.open(1, "change-a", map[string]string{"a/main.tf": tfProject("a", 2)}, "a/main.tf")
 		mustContain(t, "autoplan", e.waitComment(1, 1), "Plan: 2 to add", "atlantis apply -p a")
 
@@ -189,7 +189,7 @@ func TestUndivergedOnlyCountsTheProjectsFiles(t *testing.T) {
 	t.Run("branch strategy", func(t *testing.T) {
 		// A branch checkout plans the head as is: Atlantis never finds it
 		// diverged, whatever main does.
-		e := newE2EWith(t, files, nil)
+		e := newE2EWith(t, files, allowRepoSettings)
 		head := e.open(1, "change-a", map[string]string{"a/main.tf": tfProject("a", 2)}, "a/main.tf")
 		mustContain(t, "autoplan", e.waitComment(1, 1), "atlantis apply -p a")
 		moveMain(e, head, map[string]string{"a/extra.tf": `resource "terraform_data" "extra" {}` + "\n"})

@@ -277,6 +277,13 @@ func (m *Main) Run(ctx context.Context) error {
 		Parallelism: c.Parallelism, AllowForkPRs: c.AllowForkPRs, StopTimeout: c.StopTimeout, Logger: m.Logger,
 		AllowDraftPRs: c.AllowDraftPRs, PlanApproval: approvalPolicy, Credentials: m.Credentials,
 	}
+	if m.Runner.ServerConfig, err = c.serverConfig(); err != nil {
+		return err
+	} else if sc := m.Runner.ServerConfig; sc != nil {
+		for _, w := range sc.Warnings {
+			m.Logger.Warn("server-side repo config", "warning", w)
+		}
+	}
 	m.Server.Runner = m.Runner
 	if c.DefaultTFVersion != "" {
 		// One Terraform binary for now: the flag is a guard that it is the

@@ -15,6 +15,32 @@ type Config struct {
 	// but not acted on by Atoll yet". They are not errors: the file parses
 	// as in Atlantis, and the caller tells the pull request once.
 	Warnings []string
+	// Defaults are what a project the file does not list (autodiscovered,
+	// or planned with -d) gets; set from the server-side repo config.
+	Defaults ProjectDefaults
+	// PreWorkflowHooks and PostWorkflowHooks come from the server-side
+	// repo config entries matching the repository and base branch.
+	PreWorkflowHooks  []Hook
+	PostWorkflowHooks []Hook
+
+	// overrides are the project keys the file sets that the server must
+	// allow (allowed_overrides), and workflowsLine where workflows is.
+	overrides     []override
+	workflowsLine int
+	file          string
+}
+
+// ProjectDefaults are the server-side settings of a project that sets none.
+type ProjectDefaults struct {
+	Workflow          string // "" is the default workflow
+	ApplyRequirements []string
+	PlanRequirements  []string
+}
+
+// override is a key written in a project that allowed_overrides governs.
+type override struct {
+	key, path, value string
+	line             int
 }
 
 // Project is one configured (or discovered) Terraform root.
@@ -73,6 +99,17 @@ func newProject(dir, workspace string) Project {
 		Workspace: workspace,
 		Autoplan:  Autoplan{Enabled: true, WhenModified: append([]string(nil), DefaultWhenModified...)},
 	}
+}
+
+// adHoc returns a project the file does not list, with the defaults.
+func (c *Config) adHoc(dir, workspace string) Project {
+	p := newProject(dir, workspace)
+	if c != nil {
+		p.Workflow = c.Defaults.Workflow
+		p.ApplyRequirements = append([]string(nil), c.Defaults.ApplyRequirements...)
+		p.PlanRequirements = append([]string(nil), c.Defaults.PlanRequirements...)
+	}
+	return p
 }
 
 // clone returns a copy that shares no slices with p, so callers of Select and

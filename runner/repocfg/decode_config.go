@@ -84,6 +84,7 @@ func (d *decoder) config(doc *yaml.Node) (*Config, error) {
 			cfg.Projects, nodes, err = d.projects(f.val, f.name)
 		case "workflows":
 			cfg.Workflows, err = d.workflows(f.val, f.name)
+			cfg.workflowsLine = f.key.Line
 		default:
 			err = d.unknownKey(f, "")
 		}
@@ -111,6 +112,7 @@ func (d *decoder) config(doc *yaml.Node) (*Config, error) {
 		}
 	}
 	cfg.Warnings = d.warnings
+	cfg.overrides = d.overrides
 	return cfg, nil
 }
 

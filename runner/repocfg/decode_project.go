@@ -11,6 +11,10 @@ var projectKeys = keySet("name", "branch", "dir", "workspace", "execution_order_
 	"terraform_version", "terraform_distribution", "depends_on", "apply_requirements",
 	"plan_requirements", "import_requirements", "workflow", "silence_pr_comments", "policy_check")
 
+// overridable are the project keys a server-side repo config must list
+// in allowed_overrides for atlantis.yaml to set them.
+var overridable = keySet(OverrideKeys...)
+
 // project decodes one entry of the projects list.
 func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, error) {
 	n = resolve(n)
@@ -28,6 +32,9 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 				return p, pn, d.errorf(f.val, fp, "is required")
 			}
 			continue // unset: keep the default
+		}
+		if overridable[f.name] {
+			d.overrides = append(d.overrides, override{key: f.name, path: fp, line: f.key.Line, value: resolve(f.val).Value})
 		}
 		switch f.name {
 		case "name":

@@ -45,7 +45,7 @@ func Find(cfg *Config, repoRoot, name, dir, workspace string) ([]Project, error)
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, newProject(clean, workspace))
+		out = append(out, cfg.adHoc(clean, workspace))
 	}
 	return sortProjects(out), nil
 }

@@ -77,3 +77,11 @@ func labels(ps []repocfg.Project) []string {
 	}
 	return out
 }
+
+// exported copies the exported fields of a Config, which is what tests
+// compare: the unexported ones record where keys were written.
+func exported(c *repocfg.Config) repocfg.Config {
+	return repocfg.Config{Version: c.Version, Automerge: c.Automerge, ParallelPlan: c.ParallelPlan,
+		ParallelApply: c.ParallelApply, Projects: c.Projects, Workflows: c.Workflows, Explicit: c.Explicit,
+		Warnings: c.Warnings, Defaults: c.Defaults, PreWorkflowHooks: c.PreWorkflowHooks, PostWorkflowHooks: c.PostWorkflowHooks}
+}

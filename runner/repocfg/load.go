@@ -74,16 +74,21 @@ func Parse(data []byte) (*Config, error) {
 // parse parses data read from file; a non-empty root is the checkout that
 // dir globs are expanded in.
 func parse(file string, data []byte, root string) (*Config, error) {
+	return (&decoder{file: file, root: root}).parse(data)
+}
+
+// parse decodes a whole file with d.
+func (d *decoder) parse(data []byte) (*Config, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, syntaxError(file, err)
+		return nil, syntaxError(d.file, err)
 	}
-	d := &decoder{file: file, root: root}
 	cfg, err := d.config(&doc)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Explicit = true
+	cfg.file = d.file
 	return cfg, nil
 }
 

@@ -17,6 +17,11 @@ type decoder struct {
 	// runCommands are the run steps of plan and apply stages, which a
 	// version 2 file must let split into words (see checkLegacyShell).
 	runCommands []runCommand
+	// overrides are the project keys allowed_overrides governs (see
+	// Config.overrides); serverWorkflows, when not nil, are workflows a
+	// project may name without the file defining them.
+	overrides       []override
+	serverWorkflows map[string]Workflow
 }
 
 // runCommand is a run step's command and where it was written.

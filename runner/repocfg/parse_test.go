@@ -114,8 +114,8 @@ func TestParseAllKeys(t *testing.T) {
 		"atlantis.yaml line 23: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 29: `projects[0].import_requirements` is accepted but not acted on by Atoll yet (Atoll has no import command)",
 	}
-	if !reflect.DeepEqual(cfg, want) {
-		t.Errorf("got  %+v\nwant %+v", cfg, want)
+	if got := exported(cfg); !reflect.DeepEqual(got, exported(want)) {
+		t.Errorf("got  %+v\nwant %+v", got, exported(want))
 	}
 }
 

@@ -34,7 +34,11 @@ func Select(cfg *Config, repoRoot string, changedFiles []string) ([]Project, err
 func Modified(cfg *Config, repoRoot string, changedFiles []string) ([]Project, error) {
 	files := cleanFiles(changedFiles)
 	if cfg == nil || len(cfg.Projects) == 0 {
-		return discover(repoRoot, files)
+		found, err := discover(repoRoot, files)
+		for i, p := range found {
+			found[i] = cfg.adHoc(p.Dir, p.Workspace)
+		}
+		return found, err
 	}
 	var out []Project
 	for _, p := range cfg.Projects {

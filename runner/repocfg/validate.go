@@ -137,8 +137,9 @@ func (d *decoder) checkProjects(cfg *Config, nodes []projectNodes) error {
 			return d.errorf(pn.node, pn.path, "%d projects have dir %q and workspace %q, so each must have a name", n, p.Dir, p.Workspace)
 		}
 		if p.Workflow != "" && p.Workflow != DefaultWorkflow {
-			if _, ok := cfg.Workflows[p.Workflow]; !ok {
-				return d.errorf(pn.workflow, join(pn.path, "workflow"), "workflow %q is not defined in workflows%s", p.Workflow, defined(cfg.Workflows))
+			_, server := d.serverWorkflows[p.Workflow]
+			if _, ok := cfg.Workflows[p.Workflow]; !ok && !server {
+				return d.errorf(pn.workflow, join(pn.path, "workflow"), "workflow %q is not defined in workflows%s", p.Workflow, defined(cfg.Workflows, d.serverWorkflows))
 			}
 		}
 	}
@@ -146,13 +147,17 @@ func (d *decoder) checkProjects(cfg *Config, nodes []projectNodes) error {
 }
 
 // defined lists the workflow names for an error message.
-func defined(ws map[string]Workflow) string {
-	if len(ws) == 0 {
-		return ""
+func defined(maps ...map[string]Workflow) string {
+	var names []string
+	for _, ws := range maps {
+		for n := range ws {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
 	}
-	names := make([]string, 0, len(ws))
-	for n := range ws {
-		names = append(names, n)
+	if len(names) == 0 {
+		return ""
 	}
 	sort.Strings(names)
 	return " (defined: " + strings.Join(names, ", ") + ")"

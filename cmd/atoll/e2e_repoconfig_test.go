@@ -1,0 +1,118 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	main "github.com/atollhq/atoll/cmd/atoll"
+)
+
+// allowRepoSettings gives the server a repo config that lets atlantis.yaml
+// set requirements and workflows and define its own, for tests whose
+// atlantis.yaml does: as in Atlantis, the default config allows neither.
+func allowRepoSettings(c *main.Config) {
+	c.RepoConfigJSON = `{"repos": [{"id": "/.*/", "allowed_overrides": ["apply_requirements", "plan_requirements", "workflow"], "allow_custom_workflows": true}]}`
+}
+
+// A server-side repo config requiring approval applies to a repository
+// whose atlantis.yaml says nothing about it: the author cannot drop the
+// requirement in their own pull request.
+func TestRepoConfigServerRequirementApplies(t *testing.T) {
+	repos := filepath.Join(t.TempDir(), "repos.yaml")
+	if err := os.WriteFile(repos, []byte("repos:\n  - id: github.com/acme/infra\n    apply_requirements: [approved]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := newE2EWith(t, map[string]string{
+		"atlantis.yaml":   "version: 3\nprojects:\n  - dir: staging\n",
+		"staging/main.tf": tfProject("staging", 1),
+	}, func(c *main.Config) { c.RepoConfig = repos })
+	sha := e.open(1, "grow", map[string]string{"staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
+	mustContain(t, "autoplan", e.waitComment(1, 1), "Plan: 2 to add")
+
+	e.comment(1, "atlantis apply")
+	refused := e.waitComment(1, 2)
+	mustContain(t, "apply without approval", refused, "must be approved")
+	if strings.Contains(refused, "Apply complete!") {
+		t.Fatalf("applied without the server's requirement:\n%s", refused)
+	}
+
+	e.gh.setPull(1, fakePull{HeadSHA: sha, HeadRef: "grow", BaseSHA: e.base, BaseRef: "main", Files: []string{"staging/main.tf"}, Approved: true})
+	e.comment(1, "atlantis apply")
+	mustContain(t, "approved apply", e.waitComment(1, 3), "Apply complete!")
+}
+
+// With Atlantis's default server config, atlantis.yaml may not set
+// apply_requirements: the pull request is told which key, and nothing is
+// planned.
+func TestRepoConfigDisallowedKeyCommented(t *testing.T) {
+	e := newE2EWith(t, map[string]string{
+		"staging/main.tf": tfProject("staging", 1),
+	}, nil)
+	e.open(1, "grow", map[string]string{
+		"atlantis.yaml":   "version: 3\nprojects:\n  - dir: staging\n    apply_requirements: []\n",
+		"staging/main.tf": tfProject("staging", 2),
+	}, "atlantis.yaml", "staging/main.tf")
+	got := e.waitComment(1, 1)
+	mustContain(t, "refusal", got, "atlantis.yaml line 4", "projects[0].apply_requirements", "allowed_overrides: [apply_requirements]")
+	if strings.Contains(got, "Plan: ") {
+		t.Fatalf("planned despite the refused key:\n%s", got)
+	}
+}
+
+// --repo-config and --repo-config-json (or ATOLL_REPO_CONFIG_JSON) are
+// parsed at start; a bad one stops the server with its file, line and key.
+func TestRepoConfigFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := file("repos.yaml", "repos:\n  - id: /.*/\n    apply_requirements: [approved]\n")
+	bad := file("bad.yaml", "repos:\n  - id: /.*/\n    apply_requirement: [approved]\n")
+	base := []string{"--repo-allowlist", "github.com/acme/*"}
+
+	for _, ok := range []struct {
+		name string
+		args []string
+		env  map[string]string
+	}{
+		{"file", []string{"--repo-config", good}, nil},
+		{"json", []string{"--repo-config-json", `{"repos":[{"id":"/.*/","apply_requirements":["approved"]}]}`}, nil},
+		{"json from env", nil, map[string]string{"ATOLL_REPO_CONFIG_JSON": `{"repos":[{"id":"/.*/","apply_requirements":["approved"]}]}`}},
+	} {
+		t.Run(ok.name, func(t *testing.T) {
+			var c main.Config
+			if err := c.Parse(append(append([]string{}, base...), ok.args...), envOf(ok.env)); err != nil {
+				t.Fatal(err)
+			}
+			if c.ServerConfig == nil || len(c.ServerConfig.Repos) != 2 || c.ServerConfig.Repos[1].ApplyRequirements[0] != "approved" {
+				t.Fatalf("server config %+v", c.ServerConfig)
+			}
+		})
+	}
+	for _, b := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"unknown key", []string{"--repo-config", bad}, nil, bad + ` line 3: repos[0]: unknown key "apply_requirement"`},
+		{"bad json", []string{"--repo-config-json", `{"repos":[{"id":"/.*/","workflow":"nope"}]}`}, nil, `--repo-config-json line 1: repos[0].workflow: workflow "nope" is not defined`},
+		{"missing file", []string{"--repo-config", filepath.Join(dir, "missing.yaml")}, nil, "missing.yaml"},
+		{"both", []string{"--repo-config", good, "--repo-config-json", "{}"}, nil, "--repo-config and --repo-config-json cannot both be given"},
+		{"flag and env", []string{"--repo-config", good}, map[string]string{"ATOLL_REPO_CONFIG_JSON": "{}"}, "cannot both be given"},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			var c main.Config
+			err := c.Parse(append(append([]string{}, base...), b.args...), envOf(b.env))
+			if err == nil || !strings.Contains(err.Error(), b.want) {
+				t.Fatalf("Parse = %v; want an error containing %q", err, b.want)
+			}
+		})
+	}
+}
