@@ -26,8 +26,8 @@ func TestWorkflowInitArgs(t *testing.T) {
 		var spec atoll.JobSpec
 		err := applyWorkflow(cfg, repocfg.Project{Dir: "app", Workflow: "w"}, &spec)
 		if c.wantErr == "" {
-			if err != nil || len(spec.InitArgs) != len(c.args) {
-				t.Errorf("%v: err = %v, init args = %q", c.args, err, spec.InitArgs)
+			if err != nil || len(spec.PlanSteps) != 2 || len(spec.PlanSteps[0].ExtraArgs) != len(c.args) {
+				t.Errorf("%v: err = %v, plan steps = %+v", c.args, err, spec.PlanSteps)
 			}
 			continue
 		}
