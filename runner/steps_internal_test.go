@@ -228,6 +228,9 @@ output "both" { value = "${var.from_file}/${var.from_env}" }
 			t.Fatal(err)
 		}
 	}
+	if args := planArgs(f.dir, &atoll.Job{Workspace: "prod", Spec: atoll.JobSpec{ExtraArgs: []string{"-lock=false"}}}, []string{"-refresh=false"}); !reflect.DeepEqual(args, []string{"-refresh=false", "-lock=false"}) {
+		t.Errorf("plan args without env/prod.tfvars = %q", args)
+	}
 	s := f.steps()
 	value := "env-value"
 	err := s.run(context.Background(), []atoll.Step{

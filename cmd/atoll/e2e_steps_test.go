@@ -12,7 +12,7 @@ import (
 // env step from a command and a multienv step set variables for the run
 // step and Terraform; the run step sees Atlantis's variables and writes to
 // the job's log and the comment; a failing run step fails its project only;
-// the apply stage runs its steps too.
+// the apply stage runs its steps too, also after a restart.
 func TestCustomWorkflowSteps(t *testing.T) {
 	e := newE2E(t)
 	t.Setenv("VAULT_ADDR", "https://vault.example")
@@ -87,6 +87,10 @@ resource "terraform_data" "app" {
 	e.comment(1, "atlantis plan -p scripted -- -lock=false")
 	mustContain(t, "plan with arguments", e.waitComment(1, 2), `args=[\-\l\o\c\k\=\f\a\l\s\e]`, "Plan: 1 to add")
 
+	// The steps are stored with the jobs: after a restart, the apply job
+	// made from the stored plan job runs the workflow's apply stage.
+	e.m.Close()
+	e.start()
 	e.comment(1, "atlantis apply -p scripted")
 	mustContain(t, "apply comment", e.waitComment(1, 3), "applying scripted-default.tfplan", "Apply complete!")
 }
