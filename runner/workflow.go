@@ -37,6 +37,11 @@ func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec) 
 			if err != nil {
 				return err
 			}
+			if step.Name == "run" && cfg.Version == 2 {
+				// Version 2's run commands are split into shell words and
+				// joined with spaces, as Atlantis does (quotes go).
+				step.Command = strings.Join(legacyWords(step.Command), " ")
+			}
 			switch {
 			case step.Name == "version":
 				continue // Atoll logs the version it runs with
@@ -146,4 +151,56 @@ func stringList(v any) []string {
 		return out
 	}
 	return nil
+}
+
+// legacyWords splits s into words as the shell-like splitter Atlantis uses
+// for version 2 files (github.com/google/shlex): whitespace separates,
+// quotes group (a backslash escapes any character outside single quotes),
+// and # at the start of a word comments out the rest of the line. The
+// repocfg parser has already refused what it cannot split.
+func legacyWords(s string) []string {
+	var words []string
+	var w strings.Builder
+	inWord, escaped, comment := false, false, false
+	var quote rune
+	for _, c := range s {
+		switch {
+		case comment:
+			comment = c != '\n'
+		case escaped:
+			w.WriteRune(c)
+			escaped = false
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			} else {
+				w.WriteRune(c)
+			}
+		case c == '\\':
+			escaped, inWord = true, true
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			} else {
+				w.WriteRune(c)
+			}
+		case c == '"' || c == '\'':
+			quote, inWord = c, true
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		case c == '#' && !inWord:
+			comment = true
+		default:
+			w.WriteRune(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
 }

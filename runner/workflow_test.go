@@ -36,3 +36,28 @@ func TestWorkflowInitArgs(t *testing.T) {
 		}
 	}
 }
+
+// Version 2 files run their run commands re-joined from shell words, as
+// Atlantis does; version 3 runs them as written.
+func TestWorkflowLegacyRunCommands(t *testing.T) {
+	for _, c := range []struct {
+		version int
+		command string
+		want    string
+	}{
+		{3, `echo "a  b" 'c' # note`, `echo "a  b" 'c' # note`},
+		{2, `echo "a  b" 'c' # note`, `echo a  b c`},
+		{2, `printf %s\ x "q\"t"`, `printf %s x q"t`},
+		{2, "a\tb\n#c\nd", "a b d"},
+	} {
+		cfg := &repocfg.Config{Version: c.version, Workflows: map[string]repocfg.Workflow{"w": {Name: "w", Plan: []repocfg.Step{
+			{Name: "run", Args: map[string]any{"command": c.command}}, {Name: "plan"}}}}}
+		var spec atoll.JobSpec
+		if err := applyWorkflow(cfg, repocfg.Project{Dir: "app", Workflow: "w"}, &spec); err != nil {
+			t.Fatal(err)
+		}
+		if got := spec.PlanSteps[0].Command; got != c.want {
+			t.Errorf("version %d, %q: command %q, want %q", c.version, c.command, got, c.want)
+		}
+	}
+}
