@@ -261,7 +261,11 @@ func (s *steps) commandStdout(ctx context.Context, st atoll.Step) (string, error
 	out, err := s.terraform().CommandStdout(ctx, s.dir, argv(st), env, nil)
 	var ce *terraform.CommandError
 	if errors.As(err, &ce) {
-		return "", atoll.Errorf(atoll.EINVALID, "The %s step `%s` failed: %v.", st.Name, st.Command, ce)
+		msg := fmt.Sprintf("The %s step `%s` failed: %v.", st.Name, st.Command, ce)
+		if tail := strings.TrimSpace(ce.Stderr); tail != "" {
+			msg += "\n\n" + tail
+		}
+		return "", atoll.Errorf(atoll.EINVALID, "%s", msg)
 	}
 	return out, err
 }

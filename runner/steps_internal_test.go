@@ -201,9 +201,16 @@ func TestRunStepFails(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.dir, "later")); err == nil {
 		t.Error("a step after the failing one ran")
 	}
-	for _, c := range []atoll.Step{{Name: "env", EnvName: "X", Command: "exit 2"}, {Name: "multienv", Command: "echo 'not a list'"}} {
-		if err := f.steps().run(context.Background(), []atoll.Step{c}); err == nil || atoll.ErrorCode(err) != atoll.EINVALID {
-			t.Errorf("%s %q: err = %v, want a user-visible failure", c.Name, c.Command, err)
+	for _, c := range []struct {
+		step atoll.Step
+		says string
+	}{
+		{atoll.Step{Name: "env", EnvName: "X", Command: "echo vault: permission denied >&2; exit 2"}, "vault: permission denied"},
+		{atoll.Step{Name: "multienv", Command: "echo 'not a list'"}, "invalid variable list"},
+	} {
+		err := f.steps().run(context.Background(), []atoll.Step{c.step})
+		if err == nil || atoll.ErrorCode(err) != atoll.EINVALID || !strings.Contains(atoll.ErrorMessage(err), c.says) {
+			t.Errorf("%s %q: err = %v, want a user-visible failure saying %q", c.step.Name, c.step.Command, err, c.says)
 		}
 	}
 }

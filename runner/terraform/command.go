@@ -9,7 +9,8 @@ import (
 
 // CommandError reports that a workflow's command exited unsuccessfully.
 type CommandError struct {
-	Code int // exit code, -1 when killed by a signal
+	Code   int    // exit code, -1 when killed by a signal
+	Stderr string // from CommandStdout: the last lines of standard error
 }
 
 func (e *CommandError) Error() string { return fmt.Sprintf("exit code %d", e.Code) }
@@ -42,7 +43,12 @@ func (r Runner) CommandStdout(ctx context.Context, dir string, argv, extra []str
 	env := dedupEnv(append(r.Environ(), extra...))
 	err := r.start(ctx, dir, argv[0], argv[1:], env, &stdout, stderr.writer(streamStderr))
 	stderr.flush()
-	return stdout.String(), commandErr(ctx, err)
+	err = commandErr(ctx, err)
+	var ce *CommandError
+	if errors.As(err, &ce) {
+		ce.Stderr = stderr.stderrTail()
+	}
+	return stdout.String(), err
 }
 
 func commandErr(ctx context.Context, err error) error {
