@@ -71,6 +71,28 @@ type JobSpec struct {
 	PlanArgs  []string `json:"plan_args,omitempty"`
 	ApplyArgs []string `json:"apply_args,omitempty"`
 	Env       []string `json:"env,omitempty"`
+	// PlanSteps and ApplySteps are a custom workflow's stages, run in
+	// order; nil runs the default stage. They are stored with the job so
+	// that a restart or another node runs what was resolved.
+	PlanSteps  []Step `json:"plan_steps,omitempty"`
+	ApplySteps []Step `json:"apply_steps,omitempty"`
+}
+
+// Step is one step of a custom workflow stage, from atlantis.yaml.
+type Step struct {
+	// Name is init, plan, show, apply, run, env or multienv.
+	Name      string   `json:"name"`
+	ExtraArgs []string `json:"extra_args,omitempty"` // init, plan, apply
+	// Command is run by Shell with ShellArgs (default sh -c): run,
+	// multienv, and env without a value.
+	Command   string   `json:"command,omitempty"`
+	Shell     string   `json:"shell,omitempty"`
+	ShellArgs []string `json:"shell_args,omitempty"`
+	// Output is show (the default), hide or strip_refreshing.
+	Output      string   `json:"output,omitempty"`
+	FilterRegex []string `json:"filter_regex,omitempty"` // run: parts of the output redacted
+	EnvName     string   `json:"env_name,omitempty"`     // env
+	Value       *string  `json:"value,omitempty"`        // env with a value
 }
 
 // Final reports whether the state can no longer change.

@@ -134,9 +134,16 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	if err != nil {
 		return err
 	}
-	dir, err := r.prepare(ctx, w, j, sink)
+	dir, err := r.checkoutProject(ctx, w, j, sink)
 	if err != nil {
 		return err
+	}
+	// Init fails before the plan is marked applied: the plan stays.
+	if initFirst(j.Spec.ApplySteps) {
+		// InitArgs: jobs queued before workflows ran as steps.
+		if err := r.initProject(ctx, w, j, r.terraformFor(w, j), dir, j.Spec.InitArgs, sink); err != nil {
+			return err
+		}
 	}
 	planFile := filepath.Join(dir, planFileName(j))
 	if err := os.WriteFile(planFile, file, 0o600); err != nil {
@@ -161,11 +168,17 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 		return r.approvalLink(res, j, err)
 	}
 	res.ApprovedBy = approvedBy(approval)
-	args := append(append([]string{}, j.Spec.ApplyArgs...), j.Spec.ExtraArgs...)
-	sink.Write(atoll.StreamAtoll, "$ terraform apply -input=false "+planFileName(j)+argsSuffix(args))
-	out, err := r.terraformFor(w, j).Apply(ctx, dir, planFile, args, sink.emit)
-	res.Output = out
-	if s, ok := terraform.ParseSummaryLine(out); ok {
+	if j.Spec.ApplySteps != nil {
+		s := r.newSteps(w, j, dir, planFile, sink)
+		err = s.run(ctx, j.Spec.ApplySteps)
+		res.Output = s.output()
+	} else {
+		// ApplyArgs: jobs queued before workflows ran as steps.
+		args := append(append([]string{}, j.Spec.ApplyArgs...), j.Spec.ExtraArgs...)
+		sink.Write(atoll.StreamAtoll, "$ terraform apply -input=false "+planFileName(j)+argsSuffix(args))
+		res.Output, err = r.terraformFor(w, j).Apply(ctx, dir, planFile, args, sink.emit)
+	}
+	if s, ok := terraform.ParseSummaryLine(res.Output); ok {
 		res.Summary = &s
 	}
 	if err != nil {

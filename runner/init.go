@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner/terraform"
 )
 
 // initMarker, in terraform's data dir, holds the fingerprint of the inputs
@@ -24,8 +25,7 @@ const initMarker = "atoll-init"
 // last init may have been another project's with another backend: init then
 // runs with -reconfigure, which takes this project's backend config as it
 // is and never migrates state.
-func (r *Runner) init(ctx context.Context, w *work, j *atoll.Job, dir string, sink *logSink) error {
-	tf := r.terraformFor(w, j)
+func (r *Runner) init(ctx context.Context, w *work, j *atoll.Job, tf terraform.Runner, dir string, initArgs []string, sink *logSink) error {
 	dataDir := tf.DataDir(dir)
 	marker := filepath.Join(dataDir, initMarker)
 	fingerprint := func() (string, error) {
@@ -36,13 +36,13 @@ func (r *Runner) init(ctx context.Context, w *work, j *atoll.Job, dir string, si
 		// The run's credential nonce differs every run; it is no input.
 		fpTF := tf
 		fpTF.RunEnv = nil
-		return initFingerprint(initInputs{Dir: dir, DataDir: dataDir, Args: j.Spec.InitArgs, Env: fpTF.Environ(), Bin: tf.Bin, Version: v.String()})
+		return initFingerprint(initInputs{Dir: dir, DataDir: dataDir, Args: initArgs, Env: fpTF.Environ(), Bin: tf.Bin, Version: v.String()})
 	}
 	fp, err := fingerprint()
 	switch {
 	case err != nil:
 		w.log.Info("init cannot be skipped", "job", j.ID, "err", err)
-	case alwaysInit(j.Spec.InitArgs):
+	case alwaysInit(initArgs):
 	default:
 		if prev, err := os.ReadFile(marker); err == nil && string(prev) == fp {
 			sink.Write(atoll.StreamAtoll, "Nothing init depends on changed since the last init in this checkout: skipping terraform init.")
@@ -61,7 +61,7 @@ func (r *Runner) init(ctx context.Context, w *work, j *atoll.Job, dir string, si
 	if err := os.Remove(filepath.Join(dataDir, "environment")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("reset selected workspace: %w", err)
 	}
-	args := j.Spec.InitArgs
+	args := initArgs
 	if _, err := os.Stat(filepath.Join(dataDir, "terraform.tfstate")); err == nil && !hasFlag(args, "reconfigure") {
 		args = append([]string{"-reconfigure"}, args...)
 	}

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -216,7 +218,7 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 // planLocked plans a project whose lock the pull request holds: init, plan,
 // show, and one commit of the plan file with the job's success.
 func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *markdown.ProjectResult) error {
-	dir, err := r.prepare(ctx, w, j, sink)
+	dir, err := r.checkoutProject(ctx, w, j, sink)
 	if err != nil {
 		return err
 	}
@@ -224,15 +226,41 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 		return err
 	}
 	planFile := filepath.Join(dir, planFileName(j))
-	args := append(append([]string{}, j.Spec.PlanArgs...), j.Spec.ExtraArgs...)
-	sink.Write(atoll.StreamAtoll, "$ terraform plan -input=false -out "+planFileName(j)+argsSuffix(args))
 	start := time.Now()
-	out, _, err := r.terraformFor(w, j).Plan(ctx, dir, planFile, args, sink.emit)
-	w.log.Debug("terraform plan", "job", j.ID, "ms", time.Since(start).Milliseconds())
-	res.Output = out
-	if err != nil {
-		return err
+	if j.Spec.PlanSteps != nil {
+		// A plan file a pooled checkout kept from an earlier job must not
+		// pass for this one's when the steps write none.
+		if err := os.Remove(planFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove old plan file: %w", err)
+		}
+		if initFirst(j.Spec.PlanSteps) {
+			if err := r.initProject(ctx, w, j, r.terraformFor(w, j), dir, nil, sink); err != nil {
+				return err
+			}
+		}
+		s := r.newSteps(w, j, dir, planFile, sink)
+		err := s.run(ctx, j.Spec.PlanSteps)
+		res.Output = s.output()
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(planFile); err != nil {
+			return atoll.Errorf(atoll.EINVALID, "Workflow %q wrote no plan file: its plan stage needs a plan step, or a run step that writes $PLANFILE.", j.Spec.Workflow)
+		}
+	} else {
+		if err := r.initProject(ctx, w, j, r.terraformFor(w, j), dir, j.Spec.InitArgs, sink); err != nil {
+			return err
+		}
+		// PlanArgs: jobs queued before workflows ran as steps.
+		args := planArgs(dir, j, j.Spec.PlanArgs)
+		sink.Write(atoll.StreamAtoll, "$ terraform plan -input=false -out "+planFileName(j)+argsSuffix(args))
+		out, _, err := r.terraformFor(w, j).Plan(ctx, dir, planFile, args, sink.emit)
+		res.Output = out
+		if err != nil {
+			return err
+		}
 	}
+	w.log.Debug("terraform plan", "job", j.ID, "ms", time.Since(start).Milliseconds())
 	show, err := r.terraformFor(w, j).ShowJSON(ctx, dir, planFile)
 	if err != nil {
 		return err

@@ -11,12 +11,9 @@ import (
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// applyWorkflow fills spec with what the project's custom workflow asks of
-// the built-in steps: extra_args for init, plan and apply, and env steps
-// with a static value. Steps that would run commands from the repository
-// (run, multienv, env with a command) are not supported yet: the project
-// fails with a clear error rather than being planned differently than its
-// owners wrote.
+// applyWorkflow stores the project's custom workflow in spec: each custom
+// stage's steps in order (PlanSteps, ApplySteps), which the worker runs as
+// they are. A stage the workflow leaves out runs the default steps.
 func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec) error {
 	if cfg == nil || p.Workflow == "" || p.Workflow == repocfg.DefaultWorkflow {
 		return nil
@@ -28,55 +25,118 @@ func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec) 
 	for _, stage := range []struct {
 		name  string
 		steps []repocfg.Step
-		must  string
-	}{{"plan", wf.Plan, "plan"}, {"apply", wf.Apply, "apply"}} {
+		dst   *[]atoll.Step
+	}{{"plan", wf.Plan, &spec.PlanSteps}, {"apply", wf.Apply, &spec.ApplySteps}} {
 		if stage.steps == nil {
 			continue // the default steps
 		}
-		found := false
+		where := fmt.Sprintf("Workflow %q, %s stage", p.Workflow, stage.name)
+		steps := make([]atoll.Step, 0, len(stage.steps))
 		for _, s := range stage.steps {
-			where := fmt.Sprintf("workflow %q, %s stage", p.Workflow, stage.name)
-			args := stringList(s.Args["extra_args"])
-			switch s.Name {
-			case "init":
-				spec.InitArgs = append(spec.InitArgs, args...)
-			case "plan":
-				spec.PlanArgs, found = append(spec.PlanArgs, args...), found || stage.must == "plan"
-			case "apply":
-				spec.ApplyArgs, found = append(spec.ApplyArgs, args...), found || stage.must == "apply"
-			case "show", "version":
-				// Atoll always stores `show -json`; version needs no step.
-			case "env":
-				name, _ := s.Args["name"].(string)
-				value, hasValue := s.Args["value"]
-				if _, hasCommand := s.Args["command"]; hasCommand || !hasValue {
-					return atoll.Errorf(atoll.EINVALID, "%s: env steps with a command are not supported yet; give a value.", where)
-				}
-				if !envName.MatchString(name) {
-					return atoll.Errorf(atoll.EINVALID, "%s: env step name %q is not a valid variable name.", where, name)
-				}
-				spec.Env = append(spec.Env, name+"="+fmt.Sprint(value))
-			default:
-				return atoll.Errorf(atoll.EINVALID, "%s: %s steps are not supported by Atoll yet. Only init, plan, show, apply (with extra_args) and env (with a value) are.", where, s.Name)
+			step, err := workflowStep(s, where)
+			if err != nil {
+				return err
 			}
+			if step.Name == "run" && cfg.Version == 2 {
+				// Version 2's run commands are split into shell words and
+				// joined with spaces, as Atlantis does (quotes go).
+				step.Command = strings.Join(legacyWords(step.Command), " ")
+			}
+			switch {
+			case step.Name == "version":
+				continue // Atoll logs the version it runs with
+			case step.Name == "apply" && stage.name == "plan", step.Name == "plan" && stage.name == "apply":
+				return atoll.Errorf(atoll.EINVALID, "%s: a %s step has no place here.", where, step.Name)
+			}
+			steps = append(steps, step)
 		}
-		if !found {
-			return atoll.Errorf(atoll.EINVALID, "Workflow %q: a %s stage without a %s step is not supported.", p.Workflow, stage.name, stage.must)
-		}
+		*stage.dst = steps
 	}
 	// Checkouts are shared by projects with the same dir: migrating "the"
 	// state there could copy one project's state into another's backend.
-	for _, f := range []string{"migrate-state", "force-copy"} {
-		if hasFlag(spec.InitArgs, f) {
-			return atoll.Errorf(atoll.EINVALID, "Workflow %q: init extra_args must not use -%s: Atoll never migrates state.", p.Workflow, f)
-		}
-	}
-	for _, a := range append(append(append([]string{}, spec.InitArgs...), spec.PlanArgs...), spec.ApplyArgs...) {
-		if strings.HasPrefix(strings.TrimLeft(a, "-"), "chdir") || strings.HasPrefix(strings.TrimLeft(a, "-"), "plugin-dir") {
-			return atoll.Errorf(atoll.EINVALID, "Workflow %q: extra_args must not use %s.", p.Workflow, a)
+	for _, steps := range [][]atoll.Step{spec.PlanSteps, spec.ApplySteps} {
+		for _, s := range steps {
+			for _, f := range []string{"migrate-state", "force-copy"} {
+				if s.Name == "init" && hasFlag(s.ExtraArgs, f) {
+					return atoll.Errorf(atoll.EINVALID, "Workflow %q: init extra_args must not use -%s: Atoll never migrates state.", p.Workflow, f)
+				}
+			}
+			for _, a := range s.ExtraArgs {
+				if strings.HasPrefix(strings.TrimLeft(a, "-"), "chdir") || strings.HasPrefix(strings.TrimLeft(a, "-"), "plugin-dir") {
+					return atoll.Errorf(atoll.EINVALID, "Workflow %q: extra_args must not use %s.", p.Workflow, a)
+				}
+			}
 		}
 	}
 	return nil
+}
+
+// workflowStep turns a step as atlantis.yaml spells it into the stored form.
+func workflowStep(s repocfg.Step, where string) (atoll.Step, error) {
+	step := atoll.Step{Name: s.Name, ExtraArgs: stringList(s.Args["extra_args"])}
+	switch s.Name {
+	case "init", "plan", "show", "apply", "version":
+		return step, nil
+	case "run", "env", "multienv":
+	default:
+		return step, atoll.Errorf(atoll.EINVALID, "%s: %s steps are not supported by Atoll yet.", where, s.Name)
+	}
+	step.Command, _ = s.Args["command"].(string)
+	step.Shell, _ = s.Args["shell"].(string)
+	switch a := s.Args["shellArgs"].(type) {
+	case string:
+		step.ShellArgs = strings.Fields(a)
+	default:
+		step.ShellArgs = stringList(a)
+	}
+	step.Output, step.FilterRegex = outputMode(s.Args["output"])
+	if s.Name == "env" {
+		step.EnvName, _ = s.Args["name"].(string)
+		if v, ok := s.Args["value"]; ok {
+			value := fmt.Sprint(v)
+			step.Value = &value
+		}
+		if !envName.MatchString(step.EnvName) {
+			return step, atoll.Errorf(atoll.EINVALID, "%s: env step name %q is not a valid variable name.", where, step.EnvName)
+		}
+		if step.Value == nil && step.Command == "" {
+			return step, atoll.Errorf(atoll.EINVALID, "%s: env step %s needs a value or a command.", where, step.EnvName)
+		}
+	} else if step.Command == "" {
+		return step, atoll.Errorf(atoll.EINVALID, "%s: %s step without a command.", where, s.Name)
+	}
+	return step, nil
+}
+
+// outputMode reduces a run step's output option (a string, or a list of
+// strings and {filter_regex: ...}) to one mode and the patterns to redact.
+// In a list, hide wins over strip_refreshing.
+func outputMode(v any) (mode string, filters []string) {
+	var modes []string
+	switch o := v.(type) {
+	case string:
+		modes = []string{o}
+	case []any:
+		for _, x := range o {
+			switch x := x.(type) {
+			case string:
+				modes = append(modes, x)
+			case map[string]any:
+				if s, ok := x["filter_regex"].(string); ok {
+					filters = append(filters, s)
+				} else {
+					filters = append(filters, stringList(x["filter_regex"])...)
+				}
+			}
+		}
+	}
+	mode = "show"
+	for _, m := range modes {
+		if m == "hide" || (m == "strip_refreshing" && mode == "show") {
+			mode = m
+		}
+	}
+	return mode, filters
 }
 
 func stringList(v any) []string {
@@ -91,4 +151,56 @@ func stringList(v any) []string {
 		return out
 	}
 	return nil
+}
+
+// legacyWords splits s into words as the shell-like splitter Atlantis uses
+// for version 2 files (github.com/google/shlex): whitespace separates,
+// quotes group (a backslash escapes any character outside single quotes),
+// and # at the start of a word comments out the rest of the line. The
+// repocfg parser has already refused what it cannot split.
+func legacyWords(s string) []string {
+	var words []string
+	var w strings.Builder
+	inWord, escaped, comment := false, false, false
+	var quote rune
+	for _, c := range s {
+		switch {
+		case comment:
+			comment = c != '\n'
+		case escaped:
+			w.WriteRune(c)
+			escaped = false
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			} else {
+				w.WriteRune(c)
+			}
+		case c == '\\':
+			escaped, inWord = true, true
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			} else {
+				w.WriteRune(c)
+			}
+		case c == '"' || c == '\'':
+			quote, inWord = c, true
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		case c == '#' && !inWord:
+			comment = true
+		default:
+			w.WriteRune(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
 }

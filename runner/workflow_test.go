@@ -26,13 +26,38 @@ func TestWorkflowInitArgs(t *testing.T) {
 		var spec atoll.JobSpec
 		err := applyWorkflow(cfg, repocfg.Project{Dir: "app", Workflow: "w"}, &spec)
 		if c.wantErr == "" {
-			if err != nil || len(spec.InitArgs) != len(c.args) {
-				t.Errorf("%v: err = %v, init args = %q", c.args, err, spec.InitArgs)
+			if err != nil || len(spec.PlanSteps) != 2 || len(spec.PlanSteps[0].ExtraArgs) != len(c.args) {
+				t.Errorf("%v: err = %v, plan steps = %+v", c.args, err, spec.PlanSteps)
 			}
 			continue
 		}
 		if err == nil || atoll.ErrorCode(err) != atoll.EINVALID || !strings.Contains(err.Error(), c.wantErr) {
 			t.Errorf("%v: err = %v, want an invalid-config error naming %s", c.args, err, c.wantErr)
+		}
+	}
+}
+
+// Version 2 files run their run commands re-joined from shell words, as
+// Atlantis does; version 3 runs them as written.
+func TestWorkflowLegacyRunCommands(t *testing.T) {
+	for _, c := range []struct {
+		version int
+		command string
+		want    string
+	}{
+		{3, `echo "a  b" 'c' # note`, `echo "a  b" 'c' # note`},
+		{2, `echo "a  b" 'c' # note`, `echo a  b c`},
+		{2, `printf %s\ x "q\"t"`, `printf %s x q"t`},
+		{2, "a\tb\n#c\nd", "a b d"},
+	} {
+		cfg := &repocfg.Config{Version: c.version, Workflows: map[string]repocfg.Workflow{"w": {Name: "w", Plan: []repocfg.Step{
+			{Name: "run", Args: map[string]any{"command": c.command}}, {Name: "plan"}}}}}
+		var spec atoll.JobSpec
+		if err := applyWorkflow(cfg, repocfg.Project{Dir: "app", Workflow: "w"}, &spec); err != nil {
+			t.Fatal(err)
+		}
+		if got := spec.PlanSteps[0].Command; got != c.want {
+			t.Errorf("version %d, %q: command %q, want %q", c.version, c.command, got, c.want)
 		}
 	}
 }

@@ -291,7 +291,7 @@ func TestForkPullRequestRefused(t *testing.T) {
 }
 
 // Custom workflows: extra_args and env steps of the built-in steps are
-// honoured; terraform_version is checked; run steps are refused, not skipped.
+// honoured; terraform_version is checked; run steps run.
 func TestCustomWorkflowsAndVersions(t *testing.T) {
 	e := newE2EConfigured(t, allowRepoSettings)
 	withVar := `variable "n" {
@@ -336,7 +336,7 @@ workflows:
 	c := e.waitComment(1, 1)
 	mustContain(t, "workflow plan", c, "Plan: 3 to add", "from-env-step")
 	e.comment(1, "atlantis plan -p scripted")
-	mustContain(t, "run step refused", e.waitComment(1, 2), "run steps are not supported")
+	mustContain(t, "run step", e.waitComment(1, 2), "hello", "Plan: 1 to add")
 	e.comment(1, "atlantis plan -p pinned")
 	mustContain(t, "version refused", e.waitComment(1, 3), "asks for Terraform ~> 1.4.0", "runs Terraform 1.5.7")
 }

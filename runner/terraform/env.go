@@ -6,29 +6,33 @@ import (
 	"strings"
 )
 
-// Inherited from the server's environment: what terraform and its providers
-// need (paths, proxies, CA certificates, cloud credentials) and nothing else,
-// so that Atoll's own secrets never reach user-controlled configurations.
+// Terraform and workflow run steps inherit the server's environment, as in
+// Atlantis (VAULT_*, AZURE_*, KUBECONFIG, proxies, cloud credentials), minus
+// what belongs to Atoll alone:
+//   - every ATOLL_* variable: Atoll's flags and secrets (tokens, webhook and
+//     session secrets, passwords, the replica's ATOLL_REPLICA_* keys) are all
+//     read from ATOLL_* variables;
+//   - ATLANTIS_* variables naming a token, secret, password or key, which a
+//     migrated deployment may still carry;
+//   - the server's own git credential settings (GIT_CONFIG_*, GIT_ASKPASS):
+//     a run gets only its credential helper grant (RunEnv);
+//   - per-project settings that a server-wide value would get wrong: a
+//     shared data dir or a forced workspace would cross projects (Runner.Env
+//     may still set them).
 var (
-	inheritNames = []string{
-		"PATH", "HOME", "TMPDIR", "USER", "LANG",
-		"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-		"SSL_CERT_FILE", "SSL_CERT_DIR",
-	}
-	inheritPrefixes = []string{"TF_", "AWS_", "GOOGLE_", "ARM_"}
-	// Per-project settings that a server-wide value would get wrong: a shared
-	// data dir or a forced workspace would cross projects. Runner.Env may
-	// still set them.
-	neverInherit = []string{"TF_DATA_DIR", "TF_WORKSPACE"}
+	denyPrefixes = []string{"ATOLL_", "GIT_CONFIG_"}
+	denyNames    = []string{"GIT_ASKPASS", "SSH_ASKPASS", "TF_DATA_DIR", "TF_WORKSPACE"}
+	// ATLANTIS_* variables are denied when their name holds one of these.
+	secretWords = []string{"TOKEN", "SECRET", "PASSWORD", "PASS", "KEY", "CREDENTIAL"}
 )
 
-// Environ is the environment terraform runs with: allowlisted variables of
-// the current process, the automation settings, then r.Env and r.RunEnv,
-// later entries replacing earlier ones with the same key.
+// Environ is the environment terraform and run steps get: the current
+// process's environment minus the deny-list, the automation settings, then
+// r.Env and r.RunEnv, later entries replacing earlier ones with the same key.
 func (r Runner) Environ() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if inherited(envKey(kv)) {
+		if Inherited(envKey(kv)) {
 			env = append(env, kv)
 		}
 	}
@@ -43,23 +47,28 @@ func envKey(kv string) string {
 	return k
 }
 
-func inherited(key string) bool {
-	for _, n := range neverInherit {
-		if key == n {
+// Inherited reports whether a variable of the server's environment reaches
+// terraform and run steps.
+func Inherited(key string) bool {
+	upper := strings.ToUpper(key)
+	for _, p := range denyPrefixes {
+		if strings.HasPrefix(upper, p) {
 			return false
 		}
 	}
-	for _, n := range inheritNames {
-		if key == n {
-			return true
+	for _, n := range denyNames {
+		if upper == n {
+			return false
 		}
 	}
-	for _, p := range inheritPrefixes {
-		if strings.HasPrefix(key, p) {
-			return true
+	if strings.HasPrefix(upper, "ATLANTIS_") {
+		for _, w := range secretWords {
+			if strings.Contains(upper, w) {
+				return false
+			}
 		}
 	}
-	return false
+	return key != ""
 }
 
 // dedupEnv keeps the last value of each key, in first-seen order.

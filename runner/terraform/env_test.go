@@ -17,6 +17,15 @@ func TestEnviron(t *testing.T) {
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "/creds.json")
 	t.Setenv("ARM_CLIENT_ID", "id")
 	t.Setenv("TMPDIR", "/tmp/x")
+	t.Setenv("VAULT_ADDR", "https://vault.example")
+	t.Setenv("KUBECONFIG", "/kube/config")
+	t.Setenv("AZURE_TENANT_ID", "tenant")
+	t.Setenv("GIT_SSH_COMMAND", "ssh -i /k")
+	t.Setenv("ATOLL_REPLICA_SECRET_ACCESS_KEY", "replica-secret")
+	t.Setenv("ATOLL_GH_WEBHOOK_SECRET", "hook")
+	t.Setenv("atoll_lower_token", "lower")
+	t.Setenv("ATLANTIS_GH_TOKEN", "old-token")
+	t.Setenv("ATLANTIS_REPO_CONFIG", "/repos.yaml")
 	r := terraform.Runner{Env: []string{"TF_LOG=DEBUG", "TF_DATA_DIR=/job/7/.terraform"}}
 	env := map[string]string{}
 	for _, kv := range r.Environ() {
@@ -36,13 +45,20 @@ func TestEnviron(t *testing.T) {
 		"GOOGLE_APPLICATION_CREDENTIALS": "/creds.json",
 		"ARM_CLIENT_ID":                  "id",
 		"TMPDIR":                         "/tmp/x",
+		// As in Atlantis, the server's environment passes through.
+		"GITHUB_TOKEN":         "ghp_x",
+		"VAULT_ADDR":           "https://vault.example",
+		"KUBECONFIG":           "/kube/config",
+		"AZURE_TENANT_ID":      "tenant",
+		"GIT_SSH_COMMAND":      "ssh -i /k",
+		"ATLANTIS_REPO_CONFIG": "/repos.yaml",
 	}
 	for k, v := range want {
 		if env[k] != v {
 			t.Errorf("%s = %q, want %q", k, env[k], v)
 		}
 	}
-	for _, k := range []string{"ATOLL_SESSION_SECRET", "GITHUB_TOKEN", "TF_WORKSPACE"} {
+	for _, k := range []string{"ATOLL_SESSION_SECRET", "ATOLL_REPLICA_SECRET_ACCESS_KEY", "ATOLL_GH_WEBHOOK_SECRET", "atoll_lower_token", "ATLANTIS_GH_TOKEN", "TF_WORKSPACE"} {
 		if _, ok := env[k]; ok {
 			t.Errorf("%s inherited", k)
 		}

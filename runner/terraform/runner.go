@@ -62,13 +62,19 @@ func (r Runner) execute(ctx context.Context, dir string, args []string, stdout, 
 	if r.Bin == "" {
 		return errors.New("terraform: no binary configured")
 	}
+	return r.start(ctx, dir, r.Bin, args, r.Environ(), stdout, stderr)
+}
+
+// start runs bin with args and env in dir as execute describes; run steps
+// of workflows share it with terraform.
+func (r Runner) start(ctx context.Context, dir, bin string, args, env []string, stdout, stderr io.Writer) error {
 	grace := r.Grace
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
-	cmd := exec.CommandContext(ctx, r.Bin, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
-	cmd.Env = r.Environ()
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	exited := make(chan struct{})
 	defer close(exited)

@@ -354,6 +354,9 @@ func TestEnvironmentIsFiltered(t *testing.T) {
 	t.Setenv("ATOLL_GH_TOKEN", "sentinel-secret")
 	t.Setenv("TF_WORKSPACE", "sentinel-workspace")
 	t.Setenv("AWS_REGION", "test-region-1")
+	t.Setenv("VAULT_ADDR", "https://vault.example")
+	t.Setenv("KUBECONFIG", "/kube/config")
+	t.Setenv("ATOLL_REPLICA_SECRET_ACCESS_KEY", "sentinel-replica")
 	r := newRunner(t)
 	r.Env = append(r.Env, "EXTRA_FROM_CONFIG=yes")
 	ctx := context.Background()
@@ -377,7 +380,8 @@ resource "terraform_data" "env" {
 	if strings.Contains(out, "sentinel") {
 		t.Errorf("a parent secret reached terraform:\n%s", out)
 	}
-	for _, want := range []string{"PATH=", "TF_IN_AUTOMATION=1", "TF_INPUT=0", "CHECKPOINT_DISABLE=1", "AWS_REGION=test-region-1", "EXTRA_FROM_CONFIG=yes"} {
+	for _, want := range []string{"PATH=", "TF_IN_AUTOMATION=1", "TF_INPUT=0", "CHECKPOINT_DISABLE=1", "AWS_REGION=test-region-1", "EXTRA_FROM_CONFIG=yes",
+		"VAULT_ADDR=https://vault.example", "KUBECONFIG=/kube/config"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("environment lacks %s:\n%s", want, out)
 		}
