@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strings"
@@ -15,12 +16,18 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // stage's steps in order (PlanSteps, ApplySteps), which the worker runs as
 // they are. A stage the workflow leaves out runs the default steps.
 func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec) error {
-	if cfg == nil || p.Workflow == "" || p.Workflow == repocfg.DefaultWorkflow {
+	if cfg == nil {
 		return nil
 	}
-	wf, ok := cfg.Workflows[p.Workflow]
+	// A workflow named "default" (server-side, or the repo's where custom
+	// workflows are allowed) replaces the built-in one, as in Atlantis.
+	name := cmp.Or(p.Workflow, repocfg.DefaultWorkflow)
+	wf, ok := cfg.Workflows[name]
 	if !ok {
-		return atoll.Errorf(atoll.EINVALID, "Project %s uses workflow %q, which atlantis.yaml does not define.", p.Dir, p.Workflow)
+		if name == repocfg.DefaultWorkflow {
+			return nil
+		}
+		return atoll.Errorf(atoll.EINVALID, "Project %s uses workflow %q, which neither atlantis.yaml nor the server-side repo config defines.", p.Dir, p.Workflow)
 	}
 	for _, stage := range []struct {
 		name  string
@@ -30,7 +37,7 @@ func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec) 
 		if stage.steps == nil {
 			continue // the default steps
 		}
-		where := fmt.Sprintf("Workflow %q, %s stage", p.Workflow, stage.name)
+		where := fmt.Sprintf("Workflow %q, %s stage", name, stage.name)
 		steps := make([]atoll.Step, 0, len(stage.steps))
 		for _, s := range stage.steps {
 			step, err := workflowStep(s, where)

@@ -61,3 +61,23 @@ func TestWorkflowLegacyRunCommands(t *testing.T) {
 		}
 	}
 }
+
+// A workflow named "default" replaces the built-in steps for projects that
+// name no workflow, as Atlantis does; without one, the built-in steps run.
+func TestWorkflowRedefinedDefault(t *testing.T) {
+	cfg := &repocfg.Config{Workflows: map[string]repocfg.Workflow{repocfg.DefaultWorkflow: {Name: repocfg.DefaultWorkflow, Plan: []repocfg.Step{
+		{Name: "run", Args: map[string]any{"command": "echo server default"}}, {Name: "init"}, {Name: "plan"}}}}}
+	for _, workflow := range []string{"", repocfg.DefaultWorkflow} {
+		var spec atoll.JobSpec
+		if err := applyWorkflow(cfg, repocfg.Project{Dir: "app", Workflow: workflow}, &spec); err != nil {
+			t.Fatal(err)
+		}
+		if len(spec.PlanSteps) != 3 || spec.PlanSteps[0].Name != "run" || spec.ApplySteps != nil {
+			t.Errorf("workflow %q: plan steps %+v, apply steps %+v; want the redefined default's plan stage", workflow, spec.PlanSteps, spec.ApplySteps)
+		}
+	}
+	var spec atoll.JobSpec
+	if err := applyWorkflow(&repocfg.Config{}, repocfg.Project{Dir: "app"}, &spec); err != nil || spec.PlanSteps != nil {
+		t.Errorf("no default defined: err %v, plan steps %+v; want the built-in steps", err, spec.PlanSteps)
+	}
+}
