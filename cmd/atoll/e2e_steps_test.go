@@ -14,7 +14,7 @@ import (
 // the job's log and the comment; a failing run step fails its project only;
 // the apply stage runs its steps too, also after a restart.
 func TestCustomWorkflowSteps(t *testing.T) {
-	e := newE2E(t)
+	e := newE2EConfigured(t, allowRepoSettings)
 	t.Setenv("VAULT_ADDR", "https://vault.example")
 	config := `version: 3
 projects:
