@@ -48,6 +48,10 @@ type Runner struct {
 	// default, as in Atlantis: a fork's author could run code through
 	// Terraform with the server's credentials.
 	AllowForkPRs bool
+	// HidePrevPlanComments hides (GitHub: minimizes; Azure DevOps: closes
+	// the thread of) a pull request's earlier plan comments when a new plan
+	// is posted: Atlantis's --hide-prev-plan-comments, plans only.
+	HidePrevPlanComments bool
 	// PlanApproval says which plans must be approved in Atoll before they
 	// are applied (--plan-approval); nil requires none.
 	PlanApproval *ApprovalPolicy

@@ -27,6 +27,8 @@ type Config struct {
 	RepoAllowlist string
 	AllowForkPRs  bool
 	AllowDraftPRs bool
+	// HidePrevPlanComments: --hide-prev-plan-comments.
+	HidePrevPlanComments bool
 
 	GHUser          string
 	GHToken         string
@@ -85,6 +87,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.RepoAllowlist, "repo-allowlist", "", "comma-separated globs of host/owner/repo Atoll accepts webhooks for (required unless --demo)")
 	fs.BoolVar(&c.AllowForkPRs, "allow-fork-prs", false, "plan and apply pull requests whose head branch is in a fork")
+	fs.BoolVar(&c.HidePrevPlanComments, "hide-prev-plan-comments", false, "hide a pull request's earlier plan comments when a new plan is posted (GitHub: minimized as outdated; Azure DevOps: thread closed); always on with --demo")
 	fs.BoolVar(&c.AllowDraftPRs, "allow-draft-prs", false, "autoplan draft pull requests (a plan comment on a draft always plans)")
 	fs.StringVar(&c.GHUser, "gh-user", "", "GitHub user Atoll comments as (also makes @user a command prefix)")
 	fs.StringVar(&c.GHToken, "gh-token", "", "GitHub token")

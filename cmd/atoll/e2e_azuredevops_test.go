@@ -217,7 +217,7 @@ func TestAzureDevOpsPullRequestWorkflow(t *testing.T) {
 	e := newADOE2E(t, map[string]string{
 		"staging/main.tf":    tfProject("staging", 1),
 		"production/main.tf": tfProject("production", 1),
-	}, nil)
+	}, func(m *main.Main) { m.Config.HidePrevPlanComments = true })
 	full := adoOrg + "/" + adoProject + "/" + adoRepo
 
 	e.open(1, "scale-staging", map[string]string{"staging/main.tf": tfProject("staging", 2)})
@@ -346,7 +346,8 @@ func TestAzureDevOpsApplyRequirements(t *testing.T) {
 
 // An atlantis.yaml key Atoll accepts but does not act on is named in one
 // warning comment per plan, never dropped silently; the previous warning's
-// thread is closed when a new one is posted.
+// thread is closed when a new one is posted. Earlier plans stay in view
+// without --hide-prev-plan-comments, as in Atlantis.
 func TestAzureDevOpsConfigWarnings(t *testing.T) {
 	e := newADOE2E(t, map[string]string{
 		"atlantis.yaml":   "version: 3\nemoji_reaction: eyes\nprojects:\n- dir: staging\n",
@@ -357,6 +358,17 @@ func TestAzureDevOpsConfigWarnings(t *testing.T) {
 	mustContain(t, "warning comment", warning, "atlantis.yaml line 2", "`emoji_reaction`", "not act on")
 	mustContain(t, "autoplan", e.waitComment(1, 2), "Plan: 2 to add")
 	_, first := e.botComments(1)
+	var warningThread, planThread int
+	for id, cs := range first {
+		if strings.Contains(cs[0].Content, "emoji_reaction") {
+			warningThread = id
+		} else {
+			planThread = id
+		}
+	}
+	if warningThread == 0 || planThread == 0 {
+		t.Fatalf("Atoll's first threads = %+v; want a warning and a plan", first)
+	}
 
 	asked := e.comment(1, "atlantis plan")
 	mustContain(t, "second warning", e.waitComment(1, 3), "`emoji_reaction`")
@@ -364,7 +376,8 @@ func TestAzureDevOpsConfigWarnings(t *testing.T) {
 	if th := e.thread(1, asked); len(th.Comments) != 3 {
 		t.Fatalf("the asking thread = %+v; want the warning and the plan as replies", th)
 	}
-	for id := range first {
-		eventually(t, 10*time.Second, "the first warning's thread closed", func() bool { return e.thread(1, id).Status == "closed" })
+	eventually(t, 10*time.Second, "the first warning's thread closed", func() bool { return e.thread(1, warningThread).Status == "closed" })
+	if st := e.thread(1, planThread).Status; st != "active" {
+		t.Fatalf("the first plan's thread is %s without --hide-prev-plan-comments; want active", st)
 	}
 }

@@ -95,7 +95,7 @@ func mustContain(t *testing.T, what, s string, subs ...string) {
 }
 
 func TestGitHubPullRequestWorkflow(t *testing.T) {
-	e := newE2E(t)
+	e := newE2EConfigured(t, func(c *main.Config) { c.HidePrevPlanComments = true })
 
 	// Opening a pull request autoplans the modified project, sets statuses
 	// and takes the lock.
@@ -112,7 +112,8 @@ func TestGitHubPullRequestWorkflow(t *testing.T) {
 		t.Fatalf("locks after autoplan = %+v", locks)
 	}
 
-	// A plan comment for another dir plans it and hides the older plan comment.
+	// A plan comment for another dir plans it and, with
+	// --hide-prev-plan-comments, hides the older plan comment.
 	e.comment(1, "atlantis plan -d production --verbose")
 	plan = e.waitComment(1, 2)
 	mustContain(t, "plan -d comment", plan, "production", "Plan: 1 to add", "atlantis apply -d production", "$ terraform plan")

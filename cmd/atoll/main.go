@@ -274,7 +274,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Hub:       runner.NewHub(),
 		Allowlist: runner.ParseAllowlist(c.RepoAllowlist),
 		PublicURL: publicURL, Node: c.NodeID, Version: Version,
-		Parallelism: c.Parallelism, AllowForkPRs: c.AllowForkPRs, StopTimeout: c.StopTimeout, Logger: m.Logger,
+		Parallelism: c.Parallelism, AllowForkPRs: c.AllowForkPRs, HidePrevPlanComments: c.HidePrevPlanComments || c.Demo, StopTimeout: c.StopTimeout, Logger: m.Logger,
 		AllowDraftPRs: c.AllowDraftPRs, PlanApproval: approvalPolicy, Credentials: m.Credentials,
 	}
 	if m.Runner.ServerConfig, err = c.serverConfig(); err != nil {
