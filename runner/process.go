@@ -122,8 +122,10 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 		return r.plan(ctx, w, cmd, false)
 	case command.Apply:
 		return r.apply(ctx, w, cmd)
+	case command.Cancel:
+		return r.cancel(ctx, w)
 	}
-	return nil
+	return r.reply(ctx, w, "error", notYet(r.Parser, cmd))
 }
 
 // reply posts one comment for a command that runs nothing.

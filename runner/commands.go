@@ -1,0 +1,64 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/atollhq/atoll/runner/command"
+)
+
+// notYet answers a command Atoll parses, as Atlantis does, but cannot run
+// yet: never silently ignored.
+func notYet(p command.Parser, cmd *command.Command) string {
+	name := cmd.Name
+	if cmd.SubName != "" {
+		name += " " + cmd.SubName
+	}
+	return fmt.Sprintf("**`%s %s` is not supported by Atoll yet.** The command was understood, but nothing was run.",
+		cmp.Or(p.ExecutableName, command.DefaultExecutableName), name)
+}
+
+// cancelMark is the error of the requests a cancel request canceled; it
+// finds them again when the cancel request replies.
+func cancelMark(cancelID int64) string {
+	return fmt.Sprintf("Canceled by a cancel comment (request %d).", cancelID)
+}
+
+// cancel replies to a cancel comment. The queued requests were canceled
+// when the comment arrived (Enqueue): this request ran only after the one
+// that was running then, which, as in Atlantis, was not interrupted.
+func (r *Runner) cancel(ctx context.Context, w *work) error {
+	canceled, err := r.DB.CanceledBy(ctx, w.pull.ID, cancelMark(w.req.ID))
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	if len(canceled) == 0 {
+		b.WriteString("**Cancel**: this pull request had no queued commands.")
+	} else {
+		fmt.Fprintf(&b, "**Canceled %d queued command(s)** of this pull request:\n", len(canceled))
+		for _, q := range canceled {
+			what := q.Kind
+			if q.Comment != "" {
+				// A comment is one line (Parse ignores the others) but may
+				// hold backticks: a code span needs a longer fence.
+				what = codeSpan(q.Comment)
+			}
+			fmt.Fprintf(&b, "- %s by %s\n", what, cmp.Or(q.User, "Atoll"))
+		}
+	}
+	b.WriteString("\n\nCommands that were already running were not interrupted: a running plan or apply always finishes.")
+	return r.reply(ctx, w, "cancel", b.String())
+}
+
+// codeSpan renders one line of text as a Markdown code span that its own
+// backticks cannot close.
+func codeSpan(s string) string {
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	return fence + " " + s + " " + fence
+}
