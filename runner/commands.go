@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/command"
 )
 
@@ -61,4 +62,40 @@ func codeSpan(s string) string {
 		fence += "`"
 	}
 	return fence + " " + s + " " + fence
+}
+
+// version answers "version" as Atlantis does, per project of the pull
+// request (those it has planned), selected by -d/-w/-p. One Terraform
+// binary serves every project, so each gets the binary's version; it is
+// read from the binary, not from a job.
+func (r *Runner) version(ctx context.Context, w *work, cmd *command.Command) error {
+	tf := "unknown"
+	if v, err := r.TerraformVersion(ctx); err == nil {
+		tf = v.String()
+	}
+	projects, err := r.DB.PullProjects(ctx, w.pull.ID)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Atoll %s\n\n", r.Version)
+	n := 0
+	for _, p := range projects {
+		if !selects(cmd, &atoll.Job{Dir: p.Dir, Workspace: p.Workspace, Project: p.Name}) {
+			continue
+		}
+		n++
+		fmt.Fprintf(&b, "Version for dir: `%s` workspace: `%s`%s: Terraform `%s`\n", p.Dir, p.Workspace, projectName(p.Name), tf)
+	}
+	if n == 0 {
+		fmt.Fprintf(&b, "Terraform: `%s`\n\nNo project of this pull request%s has been planned yet: this is the version every project runs.", tf, selectionText(cmd))
+	}
+	return r.reply(ctx, w, "version", strings.TrimRight(b.String(), "\n"))
+}
+
+func projectName(name string) string {
+	if name == "" {
+		return ""
+	}
+	return " project: `" + name + "`"
 }

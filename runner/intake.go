@@ -28,6 +28,9 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 	cancelQueued := false
 	switch ev.Kind {
 	case vcs.EventPullOpened, vcs.EventPullReopened, vcs.EventPullSynchronize, vcs.EventPullReady:
+		if r.DisableAutoplan {
+			return 0, nil
+		}
 		if ev.Draft && !r.AllowDraftPRs {
 			// As in Atlantis: drafts are not autoplanned (a plan comment
 			// still plans); ready_for_review autoplans them later.

@@ -115,7 +115,7 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 	case command.Help:
 		return r.reply(ctx, w, "help", r.Parser.Usage())
 	case command.Version:
-		return r.version(ctx, w)
+		return r.version(ctx, w, cmd)
 	case command.Unlock:
 		return r.unlock(ctx, w)
 	case command.Plan:
@@ -152,14 +152,6 @@ func (w *work) replyTo() string {
 		return ""
 	}
 	return w.req.CommentID
-}
-
-func (r *Runner) version(ctx context.Context, w *work) error {
-	tf := "unknown"
-	if v, err := r.TerraformVersion(ctx); err == nil {
-		tf = v.String()
-	}
-	return r.reply(ctx, w, "version", fmt.Sprintf("Atoll %s\n\nTerraform: `%s`", r.Version, tf))
 }
 
 func (r *Runner) unlock(ctx context.Context, w *work) error {

@@ -53,6 +53,9 @@ type Runner struct {
 	// AllowDraftPRs autoplans draft pull requests. Off by default, as
 	// Atlantis's --allow-draft-prs.
 	AllowDraftPRs bool
+	// DisableAutoplan stops pull request events from planning
+	// (--disable-autoplan); plan comments still plan.
+	DisableAutoplan bool
 	// StopTimeout is how long Stop lets running jobs finish.
 	StopTimeout time.Duration
 	Logger      *slog.Logger

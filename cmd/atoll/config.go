@@ -57,6 +57,8 @@ type Config struct {
 	authConfig  // --admin-password, --oidc-* (auth.go)
 	azureConfig // --azuredevops-* (azuredevops.go)
 
+	commandsConfig // --allow-commands, --disable-apply, --disable-autoplan (commands.go)
+
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
 	AdvertiseURL string
@@ -107,6 +109,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Demo, "demo", false, "run the self-contained demo (local repository, no credentials, 127.0.0.1 unless --addr)")
 	authFlags(fs, &c.authConfig)
 	azureFlags(fs, &c.azureConfig)
+	commandsFlags(fs, &c.commandsConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {
 		c.secretFiles[name] = fs.String(name+"-file", "", "file holding --"+name+" (trailing newline trimmed)")
