@@ -43,3 +43,34 @@ func TestCommentCommandsEndToEnd(t *testing.T) {
 	}
 	mustContain(t, "terraform", reply("terraform plan"), "Did you mean to use `atlantis` instead of `terraform`?")
 }
+
+// apply --auto-merge-disabled keeps a pull request with automerge: true
+// open; --auto-merge-method picks how it is merged.
+func TestApplyAutoMergeFlags(t *testing.T) {
+	files := map[string]string{"atlantis.yaml": "version: 3\nautomerge: true\nprojects:\n- dir: a\n- dir: b\n",
+		"a/main.tf": tfProject("a", 1), "b/main.tf": tfProject("b", 1)}
+	e := newE2EWith(t, files, nil)
+
+	e.open(1, "scale-a", map[string]string{"a/main.tf": tfProject("a", 2)}, "a/main.tf")
+	mustContain(t, "plan of #1", e.waitComment(1, 1), "Plan: 2 to add")
+	e.comment(1, "atlantis apply --auto-merge-disabled")
+	mustContain(t, "apply of #1", e.waitComment(1, 2), "Apply complete!")
+	// Requests of a pull request run in order: once version has answered,
+	// the apply request, automerge included, is over.
+	e.comment(1, "atlantis version")
+	if got := e.waitComment(1, 3); !strings.Contains(got, "Atoll ") {
+		t.Fatalf("third comment on #1 is not the version reply (an automerge?):\n%s", got)
+	}
+	if m := e.gh.mergesOf(1); len(m) != 0 {
+		t.Fatalf("#1 merged despite --auto-merge-disabled: %+v", m)
+	}
+
+	e.open(2, "scale-b", map[string]string{"b/main.tf": tfProject("b", 2)}, "b/main.tf")
+	mustContain(t, "plan of #2", e.waitComment(2, 1), "Plan: 2 to add")
+	e.comment(2, "atlantis apply --auto-merge-method squash")
+	mustContain(t, "apply of #2", e.waitComment(2, 2), "Apply complete!")
+	mustContain(t, "automerge of #2", e.waitComment(2, 3), "Automatically merged")
+	if m := e.gh.mergesOf(2); len(m) != 1 || m[0].Method != "squash" {
+		t.Fatalf("merges of #2 = %+v, want one squash", m)
+	}
+}
