@@ -28,29 +28,41 @@ func cancelMark(cancelID int64) string {
 }
 
 // cancel replies to a cancel comment. The queued requests were canceled
-// when the comment arrived (Enqueue): this request ran only after the one
-// that was running then, which, as in Atlantis, was not interrupted.
+// when the comment arrived (Enqueue), and a running plan interrupted; this
+// request ran only after that one ended. A running apply is never
+// interrupted.
 func (r *Runner) cancel(ctx context.Context, w *work) error {
 	canceled, err := r.DB.CanceledBy(ctx, w.pull.ID, cancelMark(w.req.ID))
 	if err != nil {
 		return err
 	}
-	var b strings.Builder
-	if len(canceled) == 0 {
-		b.WriteString("**Cancel**: this pull request had no queued commands.")
-	} else {
-		fmt.Fprintf(&b, "**Canceled %d queued command(s)** of this pull request:\n", len(canceled))
-		for _, q := range canceled {
-			what := q.Kind
-			if q.Comment != "" {
-				// A comment is one line (Parse ignores the others) but may
-				// hold backticks: a code span needs a longer fence.
-				what = codeSpan(q.Comment)
-			}
-			fmt.Fprintf(&b, "- %s by %s\n", what, cmp.Or(q.User, "Atoll"))
+	var queued, interrupted []string
+	for _, q := range canceled {
+		what := q.Kind
+		if q.Comment != "" {
+			// A comment is one line (Parse ignores the others) but may
+			// hold backticks: a code span needs a longer fence.
+			what = codeSpan(q.Comment)
+		}
+		line := fmt.Sprintf("- %s by %s\n", what, cmp.Or(q.User, "Atoll"))
+		if q.StartedAt != nil {
+			interrupted = append(interrupted, line)
+		} else {
+			queued = append(queued, line)
 		}
 	}
-	b.WriteString("\n\nCommands that were already running were not interrupted: a running plan or apply always finishes.")
+	var b strings.Builder
+	if len(interrupted) > 0 {
+		fmt.Fprintf(&b, "**Interrupted the running plan** of this pull request (its locks are released, as after a failed plan):\n%s\n",
+			strings.Join(interrupted, ""))
+	}
+	if len(queued) > 0 {
+		fmt.Fprintf(&b, "**Canceled %d queued command(s)** of this pull request:\n%s\n", len(queued), strings.Join(queued, ""))
+	}
+	if b.Len() == 0 {
+		b.WriteString("**Cancel**: this pull request had no queued commands and no running plan.\n\n")
+	}
+	b.WriteString("A running apply is never interrupted: it finishes as usual.")
 	return r.reply(ctx, w, "cancel", b.String())
 }
 

@@ -107,6 +107,9 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 	if !queued {
 		return 0, nil
 	}
+	if cancelQueued {
+		r.running.cancelPlan(req.PullID, req.ID)
+	}
 	r.Wake()
 	return req.ID, nil
 }

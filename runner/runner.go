@@ -67,6 +67,7 @@ type Runner struct {
 	// (private module sources over https); nil serves none.
 	Credentials *gitcred.Server
 
+	running running // requests being worked on, so cancel can interrupt a plan (cancel.go)
 	wake    chan struct{}
 	stop    chan struct{}
 	workers sync.WaitGroup

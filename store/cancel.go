@@ -60,3 +60,17 @@ func (db *DB) CanceledBy(ctx context.Context, pullID int64, msg string) ([]*atol
 	}
 	return out, rows.Err()
 }
+
+// CancelRequestJobs cancels the queued jobs of a request, with msg as their
+// error: a canceled request's jobs that never started.
+func (tx *Tx) CancelRequestJobs(requestID int64, msg string) error {
+	res, err := tx.exec(`UPDATE jobs SET state = ?, error = ?, finished_at = ? WHERE request_id = ? AND state = 'queued'`,
+		atoll.JobCanceled, msg, ts(tx.now), requestID)
+	if err != nil {
+		return fmt.Errorf("store cancel jobs of request %d: %w", requestID, err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		tx.Notify(atoll.Change{Topic: atoll.TopicJob})
+	}
+	return nil
+}

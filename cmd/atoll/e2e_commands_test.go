@@ -1,9 +1,13 @@
 package main_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/atollhq/atoll"
 	main "github.com/atollhq/atoll/cmd/atoll"
 )
 
@@ -33,7 +37,7 @@ func TestCommentCommandsEndToEnd(t *testing.T) {
 	if strings.Contains(v, "`staging`") {
 		t.Fatalf("version -d production names staging:\n%s", v)
 	}
-	mustContain(t, "cancel", reply("atlantis cancel"), "this pull request had no queued commands", "not interrupted")
+	mustContain(t, "cancel", reply("atlantis cancel"), "this pull request had no queued commands and no running plan", "A running apply is never interrupted")
 	mustContain(t, "state rm", reply("atlantis state rm aws_instance.x"),
 		`Error: unknown command "state".`, "Available commands(--allow-commands): version, plan, apply, cancel, unlock, import")
 	mustContain(t, "import", reply("atlantis import -d staging aws_instance.x i-123"), "`atlantis import` is not supported by Atoll yet", "nothing was run")
@@ -72,5 +76,52 @@ func TestApplyAutoMergeFlags(t *testing.T) {
 	mustContain(t, "automerge of #2", e.waitComment(2, 3), "Automatically merged")
 	if m := e.gh.mergesOf(2); len(m) != 1 || m[0].Method != "squash" {
 		t.Fatalf("merges of #2 = %+v, want one squash", m)
+	}
+}
+
+// cancel interrupts a running plan (here stuck downloading a module from a
+// server that never answers): the job ends canceled, the plan comment
+// says so, the cancel reply names it, and its lock is released, as after
+// a failed plan (Atlantis's rule).
+func TestCancelInterruptsRunningPlan(t *testing.T) {
+	hit := make(chan struct{}, 1)
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case hit <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); slow.Close() })
+
+	files := map[string]string{"staging/main.tf": tfProject("staging", 1)}
+	e := newE2EWith(t, files, func(c *main.Config) { c.AllowCommands = []string{"plan", "apply", "cancel", "unlock"} })
+	stuck := tfProject("staging", 2) + "\nmodule \"slow\" {\n  source = \"" + slow.URL + "/mod\"\n}\n"
+	e.open(1, "slow-module", map[string]string{"staging/main.tf": stuck}, "staging/main.tf")
+	select {
+	case <-hit:
+	case <-time.After(90 * time.Second):
+		t.Fatal("the plan never asked for the module")
+	}
+	e.comment(1, "atlantis cancel")
+	plan := e.waitComment(1, 1)
+	mustContain(t, "plan comment", plan, "Canceled by a cancel comment")
+	reply := e.waitComment(1, 2)
+	t.Logf("cancel reply:\n%s", reply)
+	mustContain(t, "cancel reply", reply, "Interrupted the running plan", "A running apply is never interrupted")
+
+	var jobs []atoll.Job
+	getJSON(t, e.m.URL+"/api/v1/jobs?repo=acme/infra&pull=1&kind=plan", &jobs)
+	if len(jobs) != 1 || jobs[0].State != atoll.JobCanceled {
+		t.Fatalf("plan jobs = %+v, want one canceled", jobs)
+	}
+	var locks []atoll.Lock
+	getJSON(t, e.m.URL+"/api/v1/locks", &locks)
+	if len(locks) != 0 {
+		t.Fatalf("locks = %+v, want the canceled plan's released", locks)
 	}
 }

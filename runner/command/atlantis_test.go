@@ -58,8 +58,8 @@ func TestAtlantisCommentParserCases(t *testing.T) {
 		{all, "atlantis help", parsed, command.Command{Name: "help"}, "", ""},
 		{all, "atlantis --help", parsed, command.Command{Name: "help"}, "", ""},
 		{all, "atlantis -h", parsed, command.Command{Name: "help"}, "", ""},
-		{all, "atlantis help something else", parsed, command.Command{Name: "help"}, "", ""},
-		{none, "atlantis help plan", parsed, command.Command{Name: "help"}, "", ""},
+		{all, "atlantis help something else", parsed, command.Command{Name: "help", Args: []string{"something", "else"}}, "", ""},
+		{none, "atlantis help plan", parsed, command.Command{Name: "help", Args: []string{"plan"}}, "", ""},
 
 		// Backticks and whitespace around the command are trimmed.
 		{all, "`atlantis help`", parsed, command.Command{Name: "help"}, "", ""},

@@ -75,7 +75,12 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		switch cmd.Name {
-		case command.Unlock, command.Cancel, command.Help:
+		case command.Help:
+			if !reflect.DeepEqual(*cmd, command.Command{Name: cmd.Name, Args: cmd.Args}) {
+				t.Fatalf("help with flags: %+v", cmd)
+			}
+			checkFenced(t, parser.HelpReply(cmd))
+		case command.Unlock, command.Cancel:
 			if !reflect.DeepEqual(*cmd, command.Command{Name: cmd.Name}) {
 				t.Fatalf("%s with arguments: %+v", cmd.Name, cmd)
 			}

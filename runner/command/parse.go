@@ -43,8 +43,13 @@ func (p Parser) Parse(comment string) (*Command, error) {
 	name, args := strings.ToLower(args[0]), args[1:]
 	switch name {
 	case Help, "-h", "--help":
-		// Anything after help is ignored, as in Atlantis: it still asks for help.
-		return &Command{Name: Help}, nil
+		// Anything after help is ignored, as in Atlantis: it still asks for
+		// help. The words are kept so the reply can say they were ignored.
+		cmd := &Command{Name: Help}
+		if len(args) > 0 {
+			cmd.Args = args
+		}
+		return cmd, nil
 	}
 	if !p.Allowed(name) {
 		return nil, p.unknownCommand(name)

@@ -12,6 +12,16 @@ func fence(text string) string {
 // help command.
 func (p Parser) Usage() string { return fence(p.generalUsage()) }
 
+// HelpReply is the reply to a help command: the general usage, after a
+// note naming the words that followed help, which are ignored as in
+// Atlantis.
+func (p Parser) HelpReply(cmd *Command) string {
+	if cmd == nil || len(cmd.Args) == 0 {
+		return p.Usage()
+	}
+	return fence("Words after help are ignored: " + quote(strings.Join(cmd.Args, " ")) + ".\n\n" + p.generalUsage())
+}
+
 // CommandUsage returns the usage of one command as Markdown, or the general
 // usage when name is not a command.
 func (p Parser) CommandUsage(name string) string { return fence(p.usageText(name)) }
@@ -30,8 +40,8 @@ It takes no flags or arguments.
 		return p.render(`Usage of cancel:
   {{exe}} cancel
 
-Cancels this pull request's queued commands. A command that is
-already running (plan or apply) is not interrupted.
+Cancels this pull request's queued commands and interrupts a running
+plan. A running apply is never interrupted.
 It takes no flags or arguments.
 `)
 	case Help:
@@ -49,8 +59,8 @@ var commandLines = map[string]string{
            Use -d, -w or -p to plan a single project.`,
 	Apply: `  apply    Apply the plans of this pull request that are not applied yet.
            Use -d, -w or -p to apply a single project.`,
-	Cancel: `  cancel   Cancel this pull request's queued commands.
-           A command already running is not interrupted.`,
+	Cancel: `  cancel   Cancel this pull request's queued commands and a running plan.
+           A running apply is never interrupted.`,
 	Unlock: `  unlock   Release this pull request's locks and discard its plans.`,
 	ApprovePolicies: `  approve_policies
            Approve the pull request's policy check failures.`,

@@ -38,7 +38,7 @@ func TestCommandUsage(t *testing.T) {
 		{"unlock", []string{"Usage of unlock:", "atlantis unlock", "no flags or arguments"}},
 		{"version", []string{"Usage of version:", "atlantis version"}},
 		{"help", []string{"Commands:", "help     Show this text."}},
-		{"cancel", []string{"Usage of cancel:", "atlantis cancel", "already running (plan or apply) is not interrupted"}},
+		{"cancel", []string{"Usage of cancel:", "atlantis cancel", "A running apply is never interrupted"}},
 		{"import", []string{"Usage of import ADDRESS ID:", "atlantis import ADDRESS ID [flags]", "-d, --dir", "terraform import"}},
 		{"state", []string{"Usage of state rm ADDRESS...:", "atlantis state rm ADDRESS...", "-p, --project"}},
 		{"approve_policies", []string{"Usage of approve_policies:", "--policy-set", "--clear-policy-approval"}},
@@ -81,5 +81,17 @@ func TestUsageListsAllowedCommands(t *testing.T) {
 		if strings.Contains(u, absent) {
 			t.Errorf("Usage() has %q, which is not allowed:\n%s", absent, u)
 		}
+	}
+}
+
+// Words after help are ignored, as in Atlantis, and the reply says so.
+func TestHelpReply(t *testing.T) {
+	if got := defaultParser.HelpReply(&command.Command{Name: "help"}); got != defaultParser.Usage() {
+		t.Errorf("HelpReply without words:\n%s", got)
+	}
+	got := defaultParser.HelpReply(&command.Command{Name: "help", Args: []string{"plan", "```x"}})
+	checkFenced(t, got)
+	if !strings.Contains(got, "Words after help are ignored: \"plan ```x\".") || !strings.Contains(got, "Commands:") {
+		t.Errorf("HelpReply with words:\n%s", got)
 	}
 }
