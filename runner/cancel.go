@@ -63,13 +63,13 @@ func (s *running) markPlan(pullID, reqID int64) {
 	}
 }
 
-// cancelPlan interrupts the pull request's running request if it plans,
-// and reports whether it did.
+// cancelPlan interrupts the pull request's running request if it plans
+// and came before request cancelID, and reports whether it did.
 func (s *running) cancelPlan(pullID, cancelID int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.m[pullID]
-	if r == nil || !r.plan {
+	if r == nil || !r.plan || r.id > cancelID { // never a request that came after the comment
 		return false
 	}
 	r.cancel(canceledBy(cancelID))
