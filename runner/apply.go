@@ -42,7 +42,7 @@ func (r *Runner) apply(ctx context.Context, w *work, cmd *command.Command) error
 	if err := r.report(ctx, w, "apply", w.pull.HeadSHA, outcomes); err != nil {
 		return err
 	}
-	return r.automerge(ctx, w, outcomes)
+	return r.automerge(ctx, w, cmd, outcomes)
 }
 
 func selectionText(cmd *command.Command) string {
@@ -193,8 +193,8 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 
 // automerge merges the pull request when atlantis.yaml asks for it and every
 // plan of the pull request has been applied successfully.
-func (r *Runner) automerge(ctx context.Context, w *work, outcomes []outcome) error {
-	if len(outcomes) == 0 || !outcomes[0].job.Spec.Automerge {
+func (r *Runner) automerge(ctx context.Context, w *work, cmd *command.Command, outcomes []outcome) error {
+	if len(outcomes) == 0 || !outcomes[0].job.Spec.Automerge || cmd.AutoMergeDisabled {
 		return nil
 	}
 	for _, o := range outcomes {
@@ -205,7 +205,7 @@ func (r *Runner) automerge(ctx context.Context, w *work, outcomes []outcome) err
 	if pending, err := r.DB.PendingPlans(ctx, w.pull.ID); err != nil || len(pending) > 0 {
 		return err
 	}
-	if err := w.vcs.Merge(ctx, *w.repo, w.pull.Number, "merge"); err != nil {
+	if err := w.vcs.Merge(ctx, *w.repo, w.pull.Number, orDefault(cmd.AutoMergeMethod, "merge")); err != nil {
 		return r.reply(ctx, w, "automerge", "Automerge failed: "+atoll.ErrorMessage(err))
 	}
 	return r.reply(ctx, w, "automerge", "Automatically merged because all plans were successfully applied.")

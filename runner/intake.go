@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 )
@@ -24,8 +25,12 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 		return 0, atoll.Errorf(atoll.EFORBIDDEN, "Repository %s/%s is not in --repo-allowlist.", ev.Repo.Host, ev.Repo.FullName())
 	}
 	req := &atoll.Request{User: ev.User, HeadSHA: ev.Pull.HeadSHA, CommentID: ev.CommentID, Source: ev.Source}
+	cancelQueued := false
 	switch ev.Kind {
 	case vcs.EventPullOpened, vcs.EventPullReopened, vcs.EventPullSynchronize, vcs.EventPullReady:
+		if r.DisableAutoplan {
+			return 0, nil
+		}
 		if ev.Draft && !r.AllowDraftPRs {
 			// As in Atlantis: drafts are not autoplanned (a plan comment
 			// still plans); ready_for_review autoplans them later.
@@ -41,9 +46,13 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 	case vcs.EventComment:
 		// Comments that are not addressed to Atoll are ignored silently; bad
 		// commands are queued so that the worker can answer with usage.
-		if cmd, err := r.Parser.Parse(ev.Comment); cmd == nil && err == nil {
+		cmd, err := r.Parser.Parse(ev.Comment)
+		if cmd == nil && err == nil {
 			return 0, nil
 		}
+		// cancel acts at once: queued behind the requests it cancels, it
+		// would only run after them.
+		cancelQueued = cmd != nil && cmd.Name == command.Cancel
 		req.Kind, req.Comment = atoll.RequestComment, ev.Comment
 		if req.Source == "" {
 			req.Source = atoll.SourcePRComment
@@ -84,6 +93,11 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 		if err := tx.InsertRequest(req); err != nil {
 			return err
 		}
+		if cancelQueued {
+			if _, err := tx.CancelQueued(req.PullID, req.ID, cancelMark(req.ID)); err != nil {
+				return err
+			}
+		}
 		queued = true
 		return nil
 	})
@@ -92,6 +106,9 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 	}
 	if !queued {
 		return 0, nil
+	}
+	if cancelQueued {
+		r.running.cancelPlan(req.PullID, req.ID)
 	}
 	r.Wake()
 	return req.ID, nil

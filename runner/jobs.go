@@ -68,6 +68,9 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 			if ctx.Err() != nil {
 				o.notStarted = true
 				o.res.Error = "Not started: Atoll is stopping. This job runs when Atoll starts again."
+				if _, ok := canceledCause(ctx); ok && r.jobCtx.Err() == nil {
+					o.res.Error = "Not started: canceled by a cancel comment."
+				}
 				return
 			}
 			r.runJob(ctx, w, j, fn, o)
@@ -113,7 +116,10 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 	if err != nil {
 		state, desc = atoll.JobFailed, title(j.Kind)+" failed."
 		res.Error = r.userError(err)
-		if ctx.Err() != nil {
+		if _, ok := canceledCause(ctx); ok && r.jobCtx.Err() == nil {
+			state, desc = atoll.JobCanceled, title(j.Kind)+" canceled."
+			res.Error = "Canceled by a cancel comment: this " + j.Kind + " did not finish."
+		} else if ctx.Err() != nil {
 			state, desc = atoll.JobInterrupted, title(j.Kind)+" interrupted by a server stop."
 			res.Error = "Interrupted: Atoll was stopping and this job did not finish in time. It is not retried automatically."
 			if j.Kind == atoll.JobApply {

@@ -48,7 +48,12 @@ func (w *work) releaseDirs() {
 }
 
 func (r *Runner) process(req *atoll.Request) {
-	ctx := r.jobCtx
+	// A cancel comment may cancel this request's context (a plan only);
+	// stopping the server cancels r.jobCtx, and so this one too.
+	ctx, cancel := context.WithCancelCause(r.jobCtx)
+	defer cancel(nil)
+	r.running.add(req.PullID, req.ID, cancel)
+	defer r.running.remove(req.PullID, req.ID)
 	log := r.Logger.With("request", req.ID, "kind", req.Kind, "repo", req.Repo, "pull", req.Pull)
 	w, err := r.load(ctx, req, log)
 	if err == nil {
@@ -64,7 +69,13 @@ func (r *Runner) process(req *atoll.Request) {
 		msg = atoll.ErrorMessage(err)
 		log.Error("request failed", "err", err)
 	}
-	if ctx.Err() != nil {
+	if cancelID, ok := canceledCause(ctx); ok && r.jobCtx.Err() == nil {
+		// Its jobs that did not start never will.
+		state, msg = atoll.RequestDone, cancelMark(cancelID)
+		if cerr := r.commit("cancel request jobs", func(tx *store.Tx) error { return tx.CancelRequestJobs(req.ID, msg) }); cerr != nil {
+			log.Error("cancel request jobs", "err", cerr)
+		}
+	} else if r.jobCtx.Err() != nil {
 		// Stopping: jobs that did not start stay queued and the request
 		// goes back to the queue; the next start runs what is left.
 		state, msg = atoll.RequestQueued, ""
@@ -100,6 +111,7 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 		if w.pull.State != atoll.PullOpen {
 			return nil
 		}
+		r.running.markPlan(w.pull.ID, w.req.ID)
 		return r.plan(ctx, w, &command.Command{Name: command.Plan}, true)
 	}
 	cmd, err := r.Parser.Parse(w.req.Comment)
@@ -113,17 +125,20 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 	}
 	switch cmd.Name {
 	case command.Help:
-		return r.reply(ctx, w, "help", r.Parser.Usage())
+		return r.reply(ctx, w, "help", r.Parser.HelpReply(cmd))
 	case command.Version:
-		return r.version(ctx, w)
+		return r.version(ctx, w, cmd)
 	case command.Unlock:
 		return r.unlock(ctx, w)
 	case command.Plan:
+		r.running.markPlan(w.pull.ID, w.req.ID)
 		return r.plan(ctx, w, cmd, false)
 	case command.Apply:
 		return r.apply(ctx, w, cmd)
+	case command.Cancel:
+		return r.cancel(ctx, w)
 	}
-	return nil
+	return r.reply(ctx, w, "error", notYet(r.Parser, cmd))
 }
 
 // reply posts one comment for a command that runs nothing.
@@ -150,14 +165,6 @@ func (w *work) replyTo() string {
 		return ""
 	}
 	return w.req.CommentID
-}
-
-func (r *Runner) version(ctx context.Context, w *work) error {
-	tf := "unknown"
-	if v, err := r.TerraformVersion(ctx); err == nil {
-		tf = v.String()
-	}
-	return r.reply(ctx, w, "version", fmt.Sprintf("Atoll %s\n\nTerraform: `%s`", r.Version, tf))
 }
 
 func (r *Runner) unlock(ctx context.Context, w *work) error {

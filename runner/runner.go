@@ -58,6 +58,9 @@ type Runner struct {
 	// AllowDraftPRs autoplans draft pull requests. Off by default, as
 	// Atlantis's --allow-draft-prs.
 	AllowDraftPRs bool
+	// DisableAutoplan stops pull request events from planning
+	// (--disable-autoplan); plan comments still plan.
+	DisableAutoplan bool
 	// StopTimeout is how long Stop lets running jobs finish.
 	StopTimeout time.Duration
 	Logger      *slog.Logger
@@ -73,6 +76,7 @@ type Runner struct {
 	// requirements it gets otherwise; nil is Atlantis's default config.
 	ServerConfig *repocfg.ServerConfig
 
+	running running // requests being worked on, so cancel can interrupt a plan (cancel.go)
 	wake    chan struct{}
 	stop    chan struct{}
 	workers sync.WaitGroup

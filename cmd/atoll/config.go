@@ -60,6 +60,8 @@ type Config struct {
 	azureConfig // --azuredevops-* (azuredevops.go)
 	repoConfig  // --repo-config, --repo-config-json (repoconfig.go)
 
+	commandsConfig // --allow-commands, --disable-apply, --disable-autoplan (commands.go)
+
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
 	AdvertiseURL string
@@ -112,6 +114,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	authFlags(fs, &c.authConfig)
 	azureFlags(fs, &c.azureConfig)
 	repoConfigFlags(fs, &c.repoConfig)
+	commandsFlags(fs, &c.commandsConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {
 		c.secretFiles[name] = fs.String(name+"-file", "", "file holding --"+name+" (trailing newline trimmed)")

@@ -269,13 +269,14 @@ func (m *Main) Run(ctx context.Context) error {
 		Workdirs:  &git.Workdirs{Root: workDir, Strategy: c.CheckoutStrategy, Procs: procReg},
 		Terraform: terraform.Runner{Bin: tfBin, Nice: 10, Env: m.terraformEnv(dataDir), Procs: procReg},
 		Procs:     procReg,
-		Parser:    command.Parser{ExecutableName: c.ExecutableName, VCSUser: cmp.Or(c.GHUser, c.AzureUser)},
+		Parser:    command.Parser{ExecutableName: c.ExecutableName, VCSUser: cmp.Or(c.GHUser, c.AzureUser), AllowCommands: c.allowed()},
 		Markdown:  markdown.Renderer{Executable: c.ExecutableName},
 		Hub:       runner.NewHub(),
 		Allowlist: runner.ParseAllowlist(c.RepoAllowlist),
 		PublicURL: publicURL, Node: c.NodeID, Version: Version,
 		Parallelism: c.Parallelism, AllowForkPRs: c.AllowForkPRs, HidePrevPlanComments: c.HidePrevPlanComments || c.Demo, StopTimeout: c.StopTimeout, Logger: m.Logger,
 		AllowDraftPRs: c.AllowDraftPRs, PlanApproval: approvalPolicy, Credentials: m.Credentials,
+		DisableAutoplan: c.DisableAutoplan,
 	}
 	if m.Runner.ServerConfig, err = c.serverConfig(); err != nil {
 		return err

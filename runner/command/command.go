@@ -6,17 +6,28 @@ type Name string
 
 // Command names.
 const (
-	Plan    = "plan"
-	Apply   = "apply"
-	Unlock  = "unlock"
-	Version = "version"
-	Help    = "help"
+	Plan            = "plan"
+	Apply           = "apply"
+	Unlock          = "unlock"
+	Version         = "version"
+	Help            = "help"
+	Cancel          = "cancel"
+	ApprovePolicies = "approve_policies"
+	Import          = "import"
+	State           = "state"
 )
+
+// AllCommands lists the commands a comment can run, in the order Atlantis
+// lists them; help is always allowed and not among them.
+var AllCommands = []string{Version, Plan, Apply, Cancel, Unlock, ApprovePolicies, Import, State}
+
+// DefaultAllowCommands is Atlantis's default --allow-commands.
+var DefaultAllowCommands = []string{Version, Plan, Apply, Unlock, ApprovePolicies}
 
 // Known reports whether n names a command this package parses.
 func (n Name) Known() bool {
 	switch n {
-	case Plan, Apply, Unlock, Version, Help:
+	case Plan, Apply, Unlock, Version, Help, Cancel, ApprovePolicies, Import, State:
 		return true
 	}
 	return false
@@ -24,19 +35,32 @@ func (n Name) Known() bool {
 
 // Command is a parsed comment command.
 type Command struct {
-	Name      string   // plan|apply|unlock|version|help
+	Name      string   // one of the command names above
+	SubName   string   // "rm" for state; "" otherwise
+	Args      []string // import: ADDRESS ID; state rm: ADDRESS...; nil otherwise
 	Dir       string   // cleaned, relative to repo root, "" when not given; "." means root
 	Workspace string   // "" when not given
 	Project   string   // "" when not given
 	Verbose   bool     // append Atoll's log to the reply
 	ExtraArgs []string // words after "--", for terraform; nil when none
+
+	// apply only.
+	AutoMergeDisabled bool   // --auto-merge-disabled
+	AutoMergeMethod   string // --auto-merge-method: merge, rebase or squash
+
+	// approve_policies only.
+	PolicySet           string // --policy-set
+	ClearPolicyApproval bool   // --clear-policy-approval
 }
 
 // Parser recognises comments addressed to Atoll. The zero value answers to
-// "atlantis" and "atoll".
+// "atlantis", "run" and "atoll" and allows every command.
 type Parser struct {
-	ExecutableName string // default "atlantis"; "atoll" is always accepted too
+	ExecutableName string // default "atlantis"; "atoll" and "run" are always accepted too
 	VCSUser        string // the bot's user name, so "@<user> plan" works; may be empty
+	// AllowCommands lists the commands comments may run (--allow-commands);
+	// nil allows all of them. help is always allowed.
+	AllowCommands []string
 }
 
 // DefaultExecutableName is the prefix used when Parser.ExecutableName is empty.
@@ -48,4 +72,31 @@ func (p Parser) executable() string {
 		return DefaultExecutableName
 	}
 	return p.ExecutableName
+}
+
+// Allowed reports whether comments may run name.
+func (p Parser) Allowed(name string) bool {
+	if name == Help {
+		return true
+	}
+	if p.AllowCommands == nil {
+		return Name(name).Known()
+	}
+	for _, a := range p.AllowCommands {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}
+
+// allowedList is the allowed commands in Atlantis's order, for replies.
+func (p Parser) allowedList() []string {
+	var out []string
+	for _, n := range AllCommands {
+		if p.Allowed(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

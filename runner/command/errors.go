@@ -2,6 +2,7 @@ package command
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/atollhq/atoll"
 )
@@ -35,4 +36,13 @@ func quote(s string) string {
 		return fmt.Sprintf("%q…", string(r[:maxEcho]))
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// unknownCommand answers a command that does not exist or that
+// --allow-commands does not allow, in Atlantis's words: both list what is
+// available.
+func (p Parser) unknownCommand(name string) *atoll.Error {
+	msg := fmt.Sprintf("Error: unknown command %s.\nRun '%s --help' for usage.\nAvailable commands(--allow-commands): %s\n",
+		quote(name), p.executable(), strings.Join(p.allowedList(), ", "))
+	return &atoll.Error{Code: atoll.EINVALID, Message: fence(msg)}
 }

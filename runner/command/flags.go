@@ -5,25 +5,43 @@ import (
 	"strings"
 )
 
-// flagSpec describes one flag of plan and apply.
+// flagSpec describes one flag.
 type flagSpec struct {
 	short, long string // without dashes; short may be empty
 	takesValue  bool
 }
 
-var planApplyFlags = []flagSpec{
-	{"d", "dir", true},
-	{"w", "workspace", true},
-	{"p", "project", true},
-	{"", "verbose", false},
-	{"h", "help", false},
+var (
+	dirFlag       = flagSpec{"d", "dir", true}
+	workspaceFlag = flagSpec{"w", "workspace", true}
+	projectFlag   = flagSpec{"p", "project", true}
+	verboseFlag   = flagSpec{"", "verbose", false}
+	helpFlag      = flagSpec{"h", "help", false}
+	noMergeFlag   = flagSpec{"", "auto-merge-disabled", false}
+	mergeFlag     = flagSpec{"", "auto-merge-method", true}
+	policySetFlag = flagSpec{"", "policy-set", true}
+	clearFlag     = flagSpec{"", "clear-policy-approval", false}
+)
+
+// commandFlags are the flags of each command that takes flags, as in
+// Atlantis.
+var commandFlags = map[string][]flagSpec{
+	Plan:            {dirFlag, workspaceFlag, projectFlag, verboseFlag, helpFlag},
+	Apply:           {dirFlag, workspaceFlag, projectFlag, noMergeFlag, mergeFlag, verboseFlag, helpFlag},
+	ApprovePolicies: {dirFlag, workspaceFlag, projectFlag, policySetFlag, clearFlag, verboseFlag, helpFlag},
+	Version:         {dirFlag, workspaceFlag, projectFlag, verboseFlag, helpFlag},
+	Import:          {dirFlag, workspaceFlag, projectFlag, verboseFlag, helpFlag},
+	State:           {dirFlag, workspaceFlag, projectFlag, verboseFlag, helpFlag},
 }
 
-// lookupFlag finds the flag spelled arg ("-d" or "--dir"). Only these two
-// spellings are accepted: pflag-style attached values ("-dfoo") and
-// single-dash long names ("-dir") are too easy to misread.
-func lookupFlag(arg string) (flagSpec, bool) {
-	for _, f := range planApplyFlags {
+// allFlags is every flag of any command, for spelling hints.
+var allFlags = []flagSpec{dirFlag, workspaceFlag, projectFlag, verboseFlag, helpFlag, noMergeFlag, mergeFlag, policySetFlag, clearFlag}
+
+// lookupFlag finds the flag spelled arg ("-d" or "--dir") among flags. Only
+// these two spellings are accepted: pflag-style attached values ("-dfoo")
+// and single-dash long names ("-dir") are too easy to misread.
+func lookupFlag(flags []flagSpec, arg string) (flagSpec, bool) {
+	for _, f := range flags {
 		if (f.short != "" && arg == "-"+f.short) || arg == "--"+f.long {
 			return f, true
 		}
@@ -32,9 +50,9 @@ func lookupFlag(arg string) (flagSpec, bool) {
 }
 
 // flagHint suggests the right spelling of a misspelt known flag, or "".
-func flagHint(arg string) string {
+func flagHint(flags []flagSpec, arg string) string {
 	bare := strings.TrimLeft(arg, "-")
-	for _, f := range planApplyFlags {
+	for _, f := range flags {
 		if bare == f.long || (f.short != "" && bare == f.short) {
 			return " (did you mean " + spelling(f) + "?)"
 		}
@@ -50,11 +68,27 @@ func spelling(f flagSpec) string {
 	return "-" + f.short + "/--" + f.long
 }
 
-// parsePlanApply parses the arguments of plan or apply: flags, then
+// positional is how many words besides flags a command takes: import takes
+// exactly ADDRESS and ID, state takes "rm" and at least one ADDRESS, and the
+// others none. max < 0 means no upper bound.
+func positional(name string) (min, max int) {
+	switch name {
+	case Import:
+		return 2, 2
+	case State:
+		return 2, -1
+	}
+	return 0, 0
+}
+
+// parseFlags parses the arguments of a command with flags: flags and, for
+// import and state, positional words in any order (as pflag allows), then
 // optionally "--" and words for terraform.
-func (p Parser) parsePlanApply(name string, args []string) (*Command, error) {
+func (p Parser) parseFlags(name string, args []string) (*Command, error) {
+	flags := commandFlags[name]
 	cmd := &Command{Name: name}
 	seen := map[string]bool{}
+	var words []string
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		if arg == "--" {
@@ -64,12 +98,13 @@ func (p Parser) parsePlanApply(name string, args []string) (*Command, error) {
 			break
 		}
 		if len(arg) < 2 || arg[0] != '-' {
-			return nil, p.usageError(name, "unexpected argument %s; terraform arguments go after \"--\"", quote(arg))
+			words = append(words, arg)
+			continue
 		}
 		flagName, value, hasValue := strings.Cut(arg, "=")
-		f, ok := lookupFlag(flagName)
+		f, ok := lookupFlag(flags, flagName)
 		if !ok {
-			return nil, p.usageError(name, "unknown flag %s%s", quote(flagName), flagHint(flagName))
+			return nil, p.usageError(name, "unknown flag %s%s", quote(flagName), flagHint(allFlags, flagName))
 		}
 		if f.long == "help" {
 			return nil, p.helpReply(name)
@@ -81,13 +116,20 @@ func (p Parser) parsePlanApply(name string, args []string) (*Command, error) {
 		seen[f.long] = true
 
 		if !f.takesValue {
-			cmd.Verbose = true
+			b := true
 			if hasValue {
-				b, err := strconv.ParseBool(value)
-				if err != nil {
+				var err error
+				if b, err = strconv.ParseBool(value); err != nil {
 					return nil, p.usageError(name, "flag %s takes no value, got %s", spelling(f), quote(value))
 				}
+			}
+			switch f.long {
+			case "verbose":
 				cmd.Verbose = b
+			case "auto-merge-disabled":
+				cmd.AutoMergeDisabled = b
+			case "clear-policy-approval":
+				cmd.ClearPolicyApproval = b
 			}
 			continue
 		}
@@ -109,10 +151,57 @@ func (p Parser) parsePlanApply(name string, args []string) (*Command, error) {
 			cmd.Workspace = value
 		case "project":
 			cmd.Project = value
+		case "auto-merge-method":
+			cmd.AutoMergeMethod = value
+		case "policy-set":
+			cmd.PolicySet = value
 		}
+	}
+	if err := p.takeWords(cmd, words); err != nil {
+		return nil, err
 	}
 	if err := p.validate(cmd); err != nil {
 		return nil, err
 	}
 	return cmd, nil
+}
+
+// takeWords checks the positional words of cmd and stores them.
+func (p Parser) takeWords(cmd *Command, words []string) error {
+	name := cmd.Name
+	min, max := positional(name)
+	if name == State {
+		if len(words) == 0 {
+			return p.usageError(name, "subcommand required")
+		}
+		if words[0] != "rm" {
+			return p.usageError(name, "invalid subcommand %s (not rm)", quote(words[0]))
+		}
+		cmd.SubName, words = words[0], words[1:]
+		min--
+	}
+	if len(words) < min || (max >= 0 && len(words) > max) {
+		if len(words) == 0 {
+			return p.usageError(name, "missing argument(s): %s", usageLine(name))
+		}
+		if max == 0 {
+			return p.usageError(name, "unexpected argument %s; terraform arguments go after \"--\"", quote(words[0]))
+		}
+		return p.usageError(name, "wrong number of arguments (%d): %s", len(words), usageLine(name))
+	}
+	if len(words) > 0 {
+		cmd.Args = words
+	}
+	return nil
+}
+
+// usageLine is a command with its positional arguments, as Atlantis names it.
+func usageLine(name string) string {
+	switch name {
+	case Import:
+		return "import ADDRESS ID"
+	case State:
+		return "state rm ADDRESS..."
+	}
+	return name
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/atollhq/atoll/runner/command"
 )
 
+var didYouMeanRE = regexp.MustCompile("^Did you mean to use `atlantis` instead of `[A-Za-z0-9]+`\\?$")
+
 var workspaceRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 func FuzzParse(f *testing.F) {
@@ -34,6 +36,9 @@ func FuzzParse(f *testing.F) {
 			var aerr *atoll.Error
 			if !errors.As(err, &aerr) || aerr.Code != atoll.EINVALID {
 				t.Fatalf("error is not an EINVALID *atoll.Error: %#v", err)
+			}
+			if didYouMeanRE.MatchString(aerr.Message) {
+				return // a one-line hint, never fenced, naming no user input but a plain word
 			}
 			checkFenced(t, aerr.Message)
 			return
@@ -69,8 +74,31 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("blocked extra arg %q", a)
 			}
 		}
-		if cmd.Name != command.Plan && cmd.Name != command.Apply && !reflect.DeepEqual(*cmd, command.Command{Name: cmd.Name}) {
-			t.Fatalf("%s with arguments: %+v", cmd.Name, cmd)
+		switch cmd.Name {
+		case command.Help:
+			if !reflect.DeepEqual(*cmd, command.Command{Name: cmd.Name, Args: cmd.Args}) {
+				t.Fatalf("help with flags: %+v", cmd)
+			}
+			checkFenced(t, parser.HelpReply(cmd))
+		case command.Unlock, command.Cancel:
+			if !reflect.DeepEqual(*cmd, command.Command{Name: cmd.Name}) {
+				t.Fatalf("%s with arguments: %+v", cmd.Name, cmd)
+			}
+		case command.Import:
+			if len(cmd.Args) != 2 {
+				t.Fatalf("import without ADDRESS ID: %+v", cmd)
+			}
+		case command.State:
+			if cmd.SubName != "rm" || len(cmd.Args) == 0 {
+				t.Fatalf("state without rm ADDRESS: %+v", cmd)
+			}
+		default:
+			if cmd.Args != nil || cmd.SubName != "" {
+				t.Fatalf("%s with positional arguments: %+v", cmd.Name, cmd)
+			}
+		}
+		if (cmd.AutoMergeDisabled || cmd.AutoMergeMethod != "") && cmd.Name != command.Apply {
+			t.Fatalf("automerge flags on %s: %+v", cmd.Name, cmd)
 		}
 	})
 }

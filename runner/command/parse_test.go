@@ -32,6 +32,16 @@ func TestParseValid(t *testing.T) {
 		{"help", defaultParser, "atlantis help", command.Command{Name: "help"}},
 		{"-h is help", defaultParser, "atlantis -h", command.Command{Name: "help"}},
 		{"--help is help", defaultParser, "atlantis --help", command.Command{Name: "help"}},
+		{"prefix alone is help", defaultParser, "atlantis", command.Command{Name: "help"}},
+		{"atoll alone is help", defaultParser, "  atoll  ", command.Command{Name: "help"}},
+		{"mention alone is help", botParser, "@atoll-bot", command.Command{Name: "help"}},
+		{"help ignores arguments", defaultParser, "atlantis help plan", command.Command{Name: "help", Args: []string{"plan"}}},
+		{"--help ignores arguments", defaultParser, "atlantis --help plan", command.Command{Name: "help", Args: []string{"plan"}}},
+		{"help --help", defaultParser, "atlantis help --help", command.Command{Name: "help", Args: []string{"--help"}}},
+		{"capitalised command", defaultParser, "atlantis Plan", command.Command{Name: "plan"}},
+		{"upper-case command", defaultParser, "ATLANTIS APPLY", command.Command{Name: "apply"}},
+		{"run prefix", defaultParser, "run plan", command.Command{Name: "plan"}},
+		{"in backticks", defaultParser, "`atlantis plan`", command.Command{Name: "plan"}},
 		{"atoll prefix", defaultParser, "atoll plan", command.Command{Name: "plan"}},
 		{"prefix upper case", defaultParser, "ATLANTIS plan", command.Command{Name: "plan"}},
 		{"prefix title case", defaultParser, "Atlantis apply", command.Command{Name: "apply"}},
@@ -138,9 +148,7 @@ func TestParseIgnored(t *testing.T) {
 		{"prefix glued to command", defaultParser, "atlantisplan"},
 		{"prefix later in sentence", defaultParser, "I ran atlantis plan"},
 		{"prefix with colon", defaultParser, "atlantis: plan"},
-		{"in backticks", defaultParser, "`atlantis plan`"},
 		{"quoted reply", defaultParser, "> atlantis apply"},
-		{"terraform", defaultParser, "terraform plan"},
 		{"multi-line command first", defaultParser, "atlantis apply\nactually, wait"},
 		{"multi-line CRLF", defaultParser, "atlantis apply\r\n\r\nplease"},
 		{"multi-line command second", defaultParser, "lgtm\natlantis apply"},
@@ -164,6 +172,7 @@ func TestParseIgnored(t *testing.T) {
 
 func TestParseInvalid(t *testing.T) {
 	general := "Commands:"
+	avail := "Available commands(--allow-commands): version, plan, apply, cancel, unlock, approve_policies, import, state"
 	planUsage, applyUsage := "Usage of plan:", "Usage of apply:"
 	tests := []struct {
 		name    string
@@ -173,15 +182,9 @@ func TestParseInvalid(t *testing.T) {
 		usage   string // marks which usage text follows
 	}{
 		// Prefix and command.
-		{"prefix only", defaultParser, "atlantis", "Error: missing command.", general},
-		{"atoll only", defaultParser, "  atoll  ", "Error: missing command.", general},
-		{"mention only", botParser, "@atoll-bot", "Error: missing command.", general},
-		{"unknown command", defaultParser, "atlantis foo", `Error: unknown command "foo".`, general},
-		{"unknown command after mention", botParser, "@atoll-bot deploy -d x", `unknown command "deploy"`, general},
-		{"atlantis-only command", defaultParser, "atlantis approve_policies", `unknown command "approve_policies"`, general},
-		{"capitalised command", defaultParser, "atlantis Plan", `commands are lowercase, as in "plan"`, general},
-		{"upper-case command", defaultParser, "atlantis APPLY", `commands are lowercase, as in "apply"`, general},
-		{"custom executable unknown command", customParser, "terrabot foo", `unknown command "foo"`, "terrabot <command>"},
+		{"unknown command", defaultParser, "atlantis foo", `Error: unknown command "foo".`, avail},
+		{"unknown command after mention", botParser, "@atoll-bot deploy -d x", `unknown command "deploy"`, avail},
+		{"custom executable unknown command", customParser, "terrabot foo", `unknown command "foo"`, "Run 'terrabot --help' for usage."},
 
 		// Flags.
 		{"unknown short flag", defaultParser, "atlantis plan -x", `Error: unknown flag "-x".`, planUsage},
@@ -190,7 +193,6 @@ func TestParseInvalid(t *testing.T) {
 		{"double-dash short flag", defaultParser, "atlantis plan --w foo", `unknown flag "--w" (did you mean -w/--workspace?)`, planUsage},
 		{"attached short value", defaultParser, "atlantis plan -dfoo", `unknown flag "-dfoo"`, planUsage},
 		{"single-dash verbose", defaultParser, "atlantis plan -verbose", "did you mean --verbose?", planUsage},
-		{"atlantis auto-merge flag", defaultParser, "atlantis apply --auto-merge-disabled", `unknown flag "--auto-merge-disabled"`, applyUsage},
 		{"flag case", defaultParser, "atlantis plan -D x", `unknown flag "-D"`, planUsage},
 		{"dir without value", defaultParser, "atlantis plan -d", "flag -d/--dir needs a value", planUsage},
 		{"dir empty after =", defaultParser, "atlantis plan --dir=", "flag -d/--dir needs a value", planUsage},
@@ -262,15 +264,13 @@ func TestParseInvalid(t *testing.T) {
 		// Commands without flags.
 		{"unlock with flag", defaultParser, "atlantis unlock -d x", `unlock takes no flags or arguments, got "-d"`, "Usage of unlock:"},
 		{"unlock with dash dash", defaultParser, "atlantis unlock --", `unlock takes no flags or arguments, got "--"`, "Usage of unlock:"},
-		{"version with argument", defaultParser, "atlantis version foo", `version takes no flags or arguments, got "foo"`, "Usage of version:"},
-		{"help with argument", defaultParser, "atlantis help plan", `help takes no flags or arguments, got "plan"`, "Usage of help:"},
-		{"--help with argument", defaultParser, "atlantis --help plan", `help takes no flags or arguments`, "Usage of help:"},
+		{"version with argument", defaultParser, "atlantis version foo", `unexpected argument "foo"`, "Usage of version:"},
 
 		// User input cannot break out of the code block.
 		{"backticks in flag", defaultParser, "atlantis plan --x```@everyone", "unknown flag \"--x```@everyone\"", planUsage},
-		{"backticks in command", defaultParser, "atlantis ```x", "unknown command \"```x\"", general},
-		{"bidi control echoed escaped", defaultParser, "atlantis pl\u202ean", `unknown command "pl\u202ean"`, general},
-		{"long input shortened", defaultParser, "atlantis " + strings.Repeat("x", 500), `unknown command "` + strings.Repeat("x", 80) + `"…`, general},
+		{"backticks in command", defaultParser, "atlantis ```x", "unknown command \"```x\"", avail},
+		{"bidi control echoed escaped", defaultParser, "atlantis pl\u202ean", `unknown command "pl\u202ean"`, avail},
+		{"long input shortened", defaultParser, "atlantis " + strings.Repeat("x", 500), `unknown command "` + strings.Repeat("x", 80) + `"…`, avail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -297,7 +297,6 @@ func TestParseCommandHelp(t *testing.T) {
 		{"atlantis apply --help=true", "apply"},
 		{"atlantis unlock -h", "unlock"},
 		{"atlantis version --help", "version"},
-		{"atlantis help --help", "help"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.comment, func(t *testing.T) {
@@ -350,12 +349,12 @@ func checkFenced(t testing.TB, msg string) {
 }
 
 func TestNameKnown(t *testing.T) {
-	for _, n := range []string{"plan", "apply", "unlock", "version", "help"} {
+	for _, n := range []string{"plan", "apply", "unlock", "version", "help", "cancel", "approve_policies", "import", "state"} {
 		if !command.Name(n).Known() {
 			t.Errorf("Name(%q).Known() = false", n)
 		}
 	}
-	for _, n := range []string{"", "Plan", "import", "approve_policies", "-h"} {
+	for _, n := range []string{"", "Plan", "policy_check", "autoplan", "-h"} {
 		if command.Name(n).Known() {
 			t.Errorf("Name(%q).Known() = true", n)
 		}

@@ -10,11 +10,14 @@ import (
 	"github.com/atollhq/atoll"
 )
 
-// validate checks and normalises the flag values of a plan or apply. Dir and
+// validate checks and normalises the flag values of a command. Dir and
 // Workspace end up in file paths and lock keys, so they are held to rules
 // that rule out escaping the checkout.
 func (p Parser) validate(cmd *Command) *atoll.Error {
 	if cmd.Dir != "" {
+		if strings.ContainsAny(cmd.Dir, "*?[") {
+			return p.usageError(cmd.Name, "invalid -d/--dir %s: glob patterns are not supported by Atoll yet; name one directory", quote(cmd.Dir))
+		}
 		dir, msg := cleanDir(cmd.Dir)
 		if msg != "" {
 			return p.usageError(cmd.Name, "invalid -d/--dir %s: %s", quote(cmd.Dir), msg)
@@ -34,7 +37,27 @@ func (p Parser) validate(cmd *Command) *atoll.Error {
 			return p.usageError(cmd.Name, "cannot use -p/--project at same time as -d/--dir or -w/--workspace")
 		}
 	}
-	for _, arg := range cmd.ExtraArgs {
+	if cmd.PolicySet != "" {
+		if msg := checkProject(cmd.PolicySet); msg != "" {
+			return p.usageError(cmd.Name, "invalid --policy-set %s: %s", quote(cmd.PolicySet), msg)
+		}
+	}
+	if cmd.AutoMergeMethod != "" {
+		if cmd.AutoMergeDisabled {
+			return p.usageError(cmd.Name, "cannot use --auto-merge-method at the same time as --auto-merge-disabled")
+		}
+		switch cmd.AutoMergeMethod {
+		case "merge", "rebase", "squash":
+		default:
+			return p.usageError(cmd.Name, "invalid --auto-merge-method %s: one of merge, rebase, squash", quote(cmd.AutoMergeMethod))
+		}
+	}
+	for _, arg := range cmd.Args {
+		if msg := checkText(arg); msg != "" {
+			return p.usageError(cmd.Name, "invalid argument %s: %s", quote(arg), msg)
+		}
+	}
+	for _, arg := range append(append([]string(nil), cmd.ExtraArgs...), cmd.Args...) {
 		if flag := blockedFlag(arg); flag != "" {
 			return p.usageError(cmd.Name, "terraform flag %s is not allowed: Atoll chooses the directory and plugins itself", quote(flag))
 		}
