@@ -11,20 +11,6 @@ import (
 	"github.com/atollhq/atoll/runner/terraform"
 )
 
-// prepare checks out the job's commit in its workspace's work dir, runs
-// terraform init unless the last init there provably stands for this one
-// (see init), and selects the workspace. It returns the project directory.
-func (r *Runner) prepare(ctx context.Context, w *work, j *atoll.Job, sink *logSink) (string, error) {
-	dir, err := r.checkoutProject(ctx, w, j, sink)
-	if err != nil {
-		return "", err
-	}
-	if err := r.initProject(ctx, w, j, r.terraformFor(w, j), dir, j.Spec.InitArgs, sink); err != nil {
-		return "", err
-	}
-	return dir, nil
-}
-
 // initProject runs init in dir (see init) and selects the job's workspace.
 func (r *Runner) initProject(ctx context.Context, w *work, j *atoll.Job, tf terraform.Runner, dir string, args []string, sink *logSink) error {
 	if err := r.init(ctx, w, j, tf, dir, args, sink); err != nil {
