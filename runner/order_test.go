@@ -267,3 +267,125 @@ func TestExecutionOrderGroups(t *testing.T) {
 		})
 	}
 }
+
+// A plan takes the locks of all its projects or none (Atlantis issue
+// #6377): with one project locked by another pull request, no project is
+// planned or locked, and every one is told who holds the lock.
+func TestPlanTakesAllLocksOrNone(t *testing.T) {
+	yaml := "version: 3\nparallel_plan: true\nprojects:\n- {name: a, dir: a}\n- {name: b, dir: b}\n- {name: c, dir: c}\n"
+	e := newOrderEnv(t, yaml, []string{"a", "b", "c"}, nil, 2)
+	e.start()
+	if jobs, _ := e.comment(2, "atlantis plan -p b"); jobs["b"].State != atoll.JobSucceeded {
+		t.Fatalf("pull #2 plan of b: %+v", jobs["b"])
+	}
+	jobs, posted := e.comment(1, "atlantis plan")
+	for _, name := range []string{"a", "b", "c"} {
+		j := jobs[name]
+		if j == nil || j.State != atoll.JobFailed || !strings.Contains(j.Error, "#2") {
+			t.Errorf("%s: %+v; want failed, naming pull request #2", name, j)
+		}
+	}
+	if held := e.locked(1); len(held) != 0 {
+		t.Errorf("pull #1 holds %v; want no lock (all or none)", held)
+	}
+	if plans, err := e.db.PendingPlans(context.Background(), jobs["a"].PullID); err != nil || len(plans) != 0 {
+		t.Errorf("pull #1 plans = %v, %v; want none", plans, err)
+	}
+	if !strings.Contains(posted, "#2") {
+		t.Errorf("the pull request was not told who holds the lock:\n%s", posted)
+	}
+	// Once #2 lets go, #1 plans all three.
+	if _, posted := e.comment(2, "atlantis unlock"); posted == "" {
+		t.Fatal("unlock posted nothing")
+	}
+	jobs, _ = e.comment(1, "atlantis plan")
+	for _, name := range []string{"a", "b", "c"} {
+		if j := jobs[name]; j == nil || j.State != atoll.JobSucceeded {
+			t.Errorf("%s: %+v; want planned", name, j)
+		}
+	}
+	if held := e.locked(1); len(held) != 3 {
+		t.Errorf("pull #1 holds %v; want all three", held)
+	}
+}
+
+// A request resumed after a restart keeps the order stored with its jobs:
+// a failure recorded before the stop still holds back the project that
+// depends on it and, with abort_on_execution_order_fail, the later group.
+func TestResumedRequestKeepsTheOrder(t *testing.T) {
+	yaml := "version: 3\nabort_on_execution_order_fail: true\nprojects:\n- {name: a, dir: a}\n- {name: b, dir: b, depends_on: [a]}\n- {name: c, dir: c, execution_order_group: 1}\n"
+	e := newOrderEnv(t, yaml, []string{"a", "b", "c"}, nil, 1)
+	ctx := context.Background()
+	pull, err := e.db.PullByNumber(ctx, e.repo.FullName(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As left by a server that stopped after a's plan failed.
+	req := &atoll.Request{PullID: pull.ID, Kind: atoll.RequestComment, Comment: "atlantis plan", User: "bob", HeadSHA: pull.HeadSHA}
+	specs := map[string]atoll.JobSpec{"a": {AbortOnOrderFail: true}, "b": {DependsOn: []string{"a"}, AbortOnOrderFail: true}, "c": {Group: 1, AbortOnOrderFail: true}}
+	err = e.db.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertRequest(req); err != nil {
+			return err
+		}
+		for _, name := range []string{"a", "b", "c"} {
+			id, err := tx.UpsertProject(e.repo.ID, atoll.Project{Name: name, Dir: name, Workspace: atoll.DefaultWorkspace})
+			if err != nil {
+				return err
+			}
+			j := &atoll.Job{Kind: atoll.JobPlan, RequestID: req.ID, PullID: pull.ID, ProjectID: id, HeadSHA: pull.HeadSHA, User: "bob",
+				Repo: e.repo.FullName(), Pull: 1, Project: name, Dir: name, Workspace: atoll.DefaultWorkspace, Spec: specs[name]}
+			if err := tx.InsertJob(j); err != nil {
+				return err
+			}
+			if name == "a" {
+				if err := tx.FinishJob(j.ID, atoll.JobFailed, "boom", nil); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	waitRequest(t, e.db, req.ID)
+	jobs := e.requestJobs(req.ID)
+	if j := jobs["b"]; j.State != atoll.JobCanceled || !strings.Contains(j.Error, "depends on project `a`") {
+		t.Errorf("b: %s %q; want not run, for its failed dependency", j.State, j.Error)
+	}
+	if j := jobs["c"]; j.State != atoll.JobCanceled || !strings.Contains(j.Error, "abort_on_execution_order_fail") {
+		t.Errorf("c: %s %q; want not run, for the abort", j.State, j.Error)
+	}
+	if held := e.locked(1); len(held) != 0 {
+		t.Errorf("pull #1 holds %v; want no lock: nothing was planned", held)
+	}
+}
+
+// As in Atlantis, a project is not applied before the projects it depends
+// on: alone, it is refused while its dependency's plan is unapplied; in
+// one apply with it, it waits for the dependency's apply to succeed.
+func TestApplyWaitsForDependencies(t *testing.T) {
+	yaml := "version: 3\nparallel_apply: true\nprojects:\n- {name: b, dir: b, depends_on: [a]}\n- {name: a, dir: a}\n"
+	e := newOrderEnv(t, yaml, []string{"a", "b"}, nil, 1)
+	e.start()
+	jobs, _ := e.comment(1, "atlantis plan")
+	if jobs["a"].State != atoll.JobSucceeded || jobs["b"].State != atoll.JobSucceeded {
+		t.Fatalf("plans: a %s, b %s", jobs["a"].State, jobs["b"].State)
+	}
+	jobs, posted := e.comment(1, "atlantis apply -p b")
+	if j := jobs["b"]; j == nil || j.State != atoll.JobFailed || !strings.Contains(j.Error, "apply its dependencies: [a]") {
+		t.Fatalf("apply -p b: %+v; want refused for a", j)
+	}
+	if !strings.Contains(posted, "apply its dependencies") {
+		t.Errorf("the pull request was not told why:\n%s", posted)
+	}
+	jobs, _ = e.comment(1, "atlantis apply")
+	a, b := jobs["a"], jobs["b"]
+	if a == nil || b == nil || a.State != atoll.JobSucceeded || b.State != atoll.JobSucceeded {
+		t.Fatalf("apply: a %+v, b %+v; want both applied", a, b)
+	}
+	if b.StartedAt.Before(*a.FinishedAt) {
+		t.Errorf("b started at %v, before a's apply ended at %v", b.StartedAt, a.FinishedAt)
+	}
+}
