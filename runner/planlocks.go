@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/markdown"
@@ -40,16 +42,15 @@ func (r *Runner) runPlans(ctx context.Context, w *work, jobs []*atoll.Job) []out
 	return outcomes
 }
 
-// lockedText names the holders of the locks a request could not take.
+// lockedText names the holders of the locks a request could not take, in
+// a stable order.
 func lockedText(holders map[int64]*atoll.Lock) string {
-	s := ""
+	var parts []string
 	for _, h := range holders {
-		if s != "" {
-			s += ", "
-		}
-		s += fmt.Sprintf("project %s is locked by pull request #%d", projectLabel(h.Dir, h.Workspace, h.Project), h.Pull)
+		parts = append(parts, fmt.Sprintf("project %s is locked by pull request #%d", projectLabel(h.Dir, h.Workspace, h.Project), h.Pull))
 	}
-	return s
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }
 
 // takeLocks takes, all or none, the locks of the request's queued plan
