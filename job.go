@@ -61,6 +61,18 @@ type JobSpec struct {
 	ParallelApply     bool     `json:"parallel_apply,omitempty"` // for plan jobs: whether their applies may run in parallel
 	Automerge         bool     `json:"automerge,omitempty"`      // merge once every plan is applied
 	PlanID            int64    `json:"plan_id,omitempty"`        // for apply jobs: the stored plan to apply
+	// Group is the project's execution_order_group: a request runs its
+	// jobs group by group, lowest first. DependsOn names the projects that
+	// must succeed before this one runs; AbortOnOrderFail stops later
+	// groups after a group with a failure. Stored with the job, so that a
+	// resumed request keeps the order.
+	Group            int      `json:"group,omitempty"`
+	DependsOn        []string `json:"depends_on,omitempty"`
+	AbortOnOrderFail bool     `json:"abort_on_order_fail,omitempty"`
+	// LockTaken is set on a plan job whose request took the project's lock
+	// (it was not held by the pull request before): a job that never runs
+	// gives it back.
+	LockTaken bool `json:"lock_taken,omitempty"`
 	// BaseSHA is, with the merge checkout strategy, the base branch commit
 	// the planned tree was merged onto (set when the plan succeeds; applies
 	// inherit it). The undiverged requirement looks at base commits after it.

@@ -82,7 +82,7 @@ func (r *Runner) resolveApply(ctx context.Context, w *work, cmd *command.Command
 		}
 		spec := pj.Spec
 		spec.ExtraArgs, spec.Verbose, spec.PlanID, spec.Autoplan = cmd.ExtraArgs, cmd.Verbose, p.ID, false
-		spec.Parallel = pj.Spec.ParallelApply
+		spec.Parallel, spec.LockTaken = pj.Spec.ParallelApply, false
 		selected = append(selected, &atoll.Job{Kind: atoll.JobApply, RequestID: w.req.ID, PullID: w.pull.ID, ProjectID: pj.ProjectID,
 			HeadSHA: p.HeadSHA, User: w.req.User, Repo: pj.Repo, Pull: pj.Pull, Project: pj.Project, Dir: pj.Dir, Workspace: pj.Workspace, Spec: spec})
 	}
@@ -118,6 +118,9 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	if d.HeadSHA != j.HeadSHA {
 		return atoll.Errorf(atoll.ECONFLICT, "This plan was made for commit %s but the pull request's head is now %s. Run `%s plan` again to plan the new commit.",
 			short(j.HeadSHA), short(d.HeadSHA), r.Parser.ExecutableName)
+	}
+	if err := r.checkDependencies(ctx, w, j); err != nil {
+		return err
 	}
 	// The approval first: when it is missing, its message (with the plan's
 	// page) says what to do, also for the approved requirement it satisfies

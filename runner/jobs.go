@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -29,62 +30,107 @@ type outcome struct {
 	notStarted bool
 }
 
-// runJobs runs a request's queued jobs, in parallel when their spec allows,
-// and returns one outcome per job in order. Jobs that already ended (a
-// resumed request) are reported from the store and not run again.
+// runJobs runs a request's queued jobs and returns one outcome per job in
+// order. Jobs run group by group (execution_order_group, lowest first); in
+// a group, in parallel when their spec allows, and a job waits for the
+// request's jobs it depends on and is not run when one of them failed.
+// After a group with a failure, abort_on_execution_order_fail leaves the
+// later groups' jobs not run. Jobs that already ended (a resumed request)
+// are reported from the store and not run again; their states count as
+// before, so a resumed request keeps the order.
 func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn jobFunc) []outcome {
 	revoke := r.grantCredentials(ctx, w)
 	defer revoke()
 	outcomes := make([]outcome, len(jobs))
-	sem := make(chan struct{}, max(r.Parallelism, 1))
-	var wg sync.WaitGroup
+	done := make([]chan struct{}, len(jobs))
+	byName := map[string]int{}
 	// Jobs of one dir and workspace share a checkout and its .terraform
 	// (the backend an init configured): two projects there, with their own
 	// backends, must never run at once even under parallel_plan.
 	dirLocks := map[string]*sync.Mutex{}
-	for _, j := range jobs {
-		dirLocks[j.Dir+"\x00"+j.Workspace] = new(sync.Mutex)
-	}
 	for i, j := range jobs {
-		o := &outcomes[i]
-		o.job = j
-		o.res = markdown.ProjectResult{Dir: j.Dir, Workspace: j.Workspace, Project: j.Project, Command: j.Kind, JobURL: r.jobURL(j.ID)}
+		dirLocks[j.Dir+"\x00"+j.Workspace] = new(sync.Mutex)
+		if j.Project != "" {
+			byName[j.Project] = i
+		}
+		done[i] = make(chan struct{})
+		outcomes[i] = storedOutcome(r, j)
 		if j.State != atoll.JobQueued {
-			// Ended in an earlier run of this request: its outcome is in
-			// the store (and told already, unless the report was lost).
-			o.final = j.Final()
-			o.res.Error, o.res.Summary = j.Error, j.Summary
-			if j.State == atoll.JobSucceeded {
-				o.res.Error = ""
-			} else if o.res.Error == "" {
-				o.res.Error = title(j.Kind) + " " + j.State + "."
-			}
-			continue
+			close(done[i])
 		}
-		run := func() {
-			dirLock := dirLocks[j.Dir+"\x00"+j.Workspace]
-			dirLock.Lock()
-			defer dirLock.Unlock()
-			if ctx.Err() != nil {
-				o.notStarted = true
-				o.res.Error = "Not started: Atoll is stopping. This job runs when Atoll starts again."
-				if _, ok := canceledCause(ctx); ok && r.jobCtx.Err() == nil {
-					o.res.Error = "Not started: canceled by a cancel comment."
-				}
-				return
-			}
-			r.runJob(ctx, w, j, fn, o)
-		}
-		if !j.Spec.Parallel {
-			run()
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() { defer wg.Done(); defer func() { <-sem }(); run() }()
 	}
-	wg.Wait()
+	abort := ""
+	for _, group := range orderGroups(jobs) {
+		sem := make(chan struct{}, max(r.Parallelism, 1))
+		var wg sync.WaitGroup
+		for _, i := range group {
+			j, o := jobs[i], &outcomes[i]
+			if j.State != atoll.JobQueued {
+				continue
+			}
+			run := func() {
+				defer close(done[i])
+				if abort != "" && ctx.Err() == nil {
+					r.skipJob(ctx, w, j, o, abort)
+					return
+				}
+				// Dependencies first: a job holds no dir lock or
+				// slot another one it waits for needs.
+				reason, stopping := blockedBy(j, jobs, outcomes, done, byName)
+				if reason != "" && ctx.Err() == nil {
+					r.skipJob(ctx, w, j, o, reason)
+					return
+				}
+				dirLock := dirLocks[j.Dir+"\x00"+j.Workspace]
+				dirLock.Lock()
+				defer dirLock.Unlock()
+				if stopping || ctx.Err() != nil {
+					o.notStarted = true
+					o.res.Error = "Not started: Atoll is stopping. This job runs when Atoll starts again."
+					if _, ok := canceledCause(ctx); ok && r.jobCtx.Err() == nil {
+						o.res.Error = "Not started: canceled by a cancel comment."
+					}
+					return
+				}
+				r.runJob(ctx, w, j, fn, o)
+			}
+			if !j.Spec.Parallel || abort != "" {
+				run()
+				continue
+			}
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() { defer wg.Done(); defer func() { <-sem }(); run() }()
+		}
+		wg.Wait()
+		if abort == "" && jobs[group[0]].Spec.AbortOnOrderFail {
+			for _, i := range group {
+				if outcomes[i].failed() {
+					abort = fmt.Sprintf("Not run: a project of execution_order_group %d failed, and abort_on_execution_order_fail is set.", jobs[i].Spec.Group)
+					break
+				}
+			}
+		}
+	}
 	return outcomes
+}
+
+// storedOutcome is a job's outcome as far as the store knows: for a job
+// that ended in an earlier run of its request, how it ended (told already,
+// unless the report was lost).
+func storedOutcome(r *Runner, j *atoll.Job) outcome {
+	o := outcome{job: j, res: markdown.ProjectResult{Dir: j.Dir, Workspace: j.Workspace, Project: j.Project, Command: j.Kind, JobURL: r.jobURL(j.ID)}}
+	if j.State == atoll.JobQueued {
+		return o
+	}
+	o.final = j.Final()
+	o.res.Error, o.res.Summary = j.Error, j.Summary
+	if j.State == atoll.JobSucceeded {
+		o.res.Error = ""
+	} else if o.res.Error == "" {
+		o.res.Error = title(j.Kind) + " " + j.State + "."
+	}
+	return o
 }
 
 // runJob runs one job and records how it ended. The job's commit status and

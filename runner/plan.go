@@ -44,7 +44,7 @@ func (r *Runner) plan(ctx context.Context, w *work, cmd *command.Command, autopl
 		return r.reply(ctx, w, "plan", "Ran Plan for 0 projects: no modified Terraform projects were found in this pull request.")
 	}
 	r.status(ctx, w, sha, "plan", "", vcs.StatusPending, fmt.Sprintf("Planning %d project(s)...", len(jobs)), r.pullURL(w))
-	err = r.report(ctx, w, "plan", sha, r.runJobs(ctx, w, jobs, r.runPlan))
+	err = r.report(ctx, w, "plan", sha, r.runPlans(ctx, w, jobs))
 	// Plans without changes may complete the pull request's apply status.
 	r.setApplyStatus(ctx, w, sha, false)
 	return err
@@ -158,7 +158,8 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 					TerraformVersion: p.TerraformVersion, ApplyRequirements: p.ApplyRequirements,
 					PlanRequirements: p.PlanRequirements, Autoplan: autoplan,
 					Parallel: cfg != nil && cfg.ParallelPlan, ParallelApply: cfg != nil && cfg.ParallelApply,
-					Automerge: cfg != nil && cfg.Automerge}}
+					Automerge: cfg != nil && cfg.Automerge, Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
+					AbortOnOrderFail: cfg != nil && cfg.AbortOnExecutionOrderFail}}
 			if err := applyWorkflow(cfg, p, &j.Spec); err != nil {
 				return err
 			}
@@ -172,7 +173,8 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 	return jobs, err
 }
 
-// runPlan runs one plan job: lock, init, plan, store the plan file.
+// runPlan runs one plan job whose lock its request took: init, plan, store
+// the plan file.
 func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *markdown.ProjectResult) error {
 	if len(j.Spec.PlanRequirements) > 0 {
 		d, err := r.refresh(ctx, w)
@@ -180,39 +182,38 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 			return err
 		}
 		if err := r.checkRequirements(ctx, w, d, j, "plan"); err != nil {
+			// Refused before planning: a lock the pull request held
+			// before (with its plan) stays, one taken for this plan
+			// goes back.
+			if j.Spec.LockTaken {
+				r.releaseFailed(w, j, sink, "plan refused")
+			}
 			return err
 		}
-	}
-	var holder *atoll.Lock
-	err := r.commit("take lock", func(tx *store.Tx) (err error) {
-		if holder, err = tx.TakeLock(j.ProjectID, j.PullID, j.User); err != nil || holder != nil {
-			return err
-		}
-		return tx.AddEvent(atoll.Event{Actor: j.User, Action: "lock.take", Repo: j.Repo, Pull: j.Pull, Detail: projectLabel(j.Dir, j.Workspace, j.Project), Source: w.req.Source})
-	})
-	if err != nil {
-		return err
-	}
-	if holder != nil {
-		res.LockedBy = &markdown.LockHolder{Pull: holder.Pull, URL: holder.PullURL, User: holder.User}
-		return atoll.Errorf(atoll.ECONFLICT, "This project is locked by pull request #%d.", holder.Pull)
 	}
 	if err := r.planLocked(ctx, w, j, sink, res); err != nil {
 		// As in Atlantis, a failed plan gives up its lock (and with it any
 		// older plan of the project), so one broken pull request does not
-		// block the others.
-		rerr := r.commit("release lock of failed plan", func(tx *store.Tx) error {
-			_, err := tx.ReleaseLocks(store.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", "plan failed")
-			return err
-		})
-		if rerr != nil {
-			w.log.Error("release lock of failed plan", "job", j.ID, "err", rerr)
-		} else {
-			sink.Write(atoll.StreamAtoll, "The plan failed: the project's lock was released.")
-		}
+		// block the others. The request took every lock up front; the
+		// failed project's alone is given back, the others stay with
+		// their plans.
+		r.releaseFailed(w, j, sink, "plan failed")
 		return err
 	}
 	return nil
+}
+
+// releaseFailed gives up the lock of a plan that failed or was refused.
+func (r *Runner) releaseFailed(w *work, j *atoll.Job, sink *logSink, reason string) {
+	rerr := r.commit("release lock of failed plan", func(tx *store.Tx) error {
+		_, err := tx.ReleaseLocks(store.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", reason)
+		return err
+	})
+	if rerr != nil {
+		w.log.Error("release lock of failed plan", "job", j.ID, "err", rerr)
+		return
+	}
+	sink.Write(atoll.StreamAtoll, "The plan did not succeed: the project's lock was released.")
 }
 
 // planLocked plans a project whose lock the pull request holds: init, plan,

@@ -52,6 +52,48 @@ func (tx *Tx) TakeLock(projectID, pullID int64, user string) (*atoll.Lock, error
 	return nil, nil
 }
 
+// LockClaim is one project lock a request asks for.
+type LockClaim struct {
+	ProjectID int64
+	// Taken is set by TakeLocks when the lock was taken now (the pull
+	// request did not hold it already).
+	Taken bool
+}
+
+// TakeLocks locks every claimed project for pull, or none: when another
+// pull request holds any of them, it takes nothing and returns the holders
+// by project id. Locks the pull request already holds count as taken.
+func (tx *Tx) TakeLocks(pullID int64, user string, claims []LockClaim) (map[int64]*atoll.Lock, error) {
+	holders := map[int64]*atoll.Lock{}
+	held := map[int64]bool{}
+	for _, c := range claims {
+		l, holder, err := scanLock(tx.queryRow(`SELECT `+lockColumns+lockFrom+`WHERE l.project_id = ?`, c.ProjectID))
+		switch {
+		case err == nil && holder != pullID:
+			holders[c.ProjectID] = l
+		case err == nil:
+			held[c.ProjectID] = true
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("store lock project %d: %w", c.ProjectID, err)
+		}
+	}
+	if len(holders) > 0 {
+		return holders, nil
+	}
+	for i, c := range claims {
+		if held[c.ProjectID] {
+			continue
+		}
+		held[c.ProjectID] = true // a project claimed twice is locked once
+		if _, err := tx.exec(`INSERT INTO locks (project_id, pull_id, user, created_at) VALUES (?, ?, ?, ?)`, c.ProjectID, pullID, user, ts(tx.now)); err != nil {
+			return nil, fmt.Errorf("store lock project %d: %w", c.ProjectID, err)
+		}
+		claims[i].Taken = true
+	}
+	tx.notifyPull(atoll.TopicLock, pullID, 0)
+	return nil, nil
+}
+
 // LockSelector picks the locks ReleaseLocks releases: set exactly one field.
 type LockSelector struct {
 	PullID int64 // every lock this pull request holds

@@ -115,9 +115,10 @@ func TestParseAtlantisReference(t *testing.T) {
 	net := cfg.Projects[0]
 	want := repocfg.Project{
 		Name: "network", Dir: "infra/network", Workspace: "prod", TerraformVersion: "v1.6.2", Workflow: "custom",
-		Autoplan:          repocfg.Autoplan{Enabled: true, WhenModified: []string{"*.tf", "../modules/**/*.tf", ".terraform.lock.hcl"}},
-		ApplyRequirements: []string{"mergeable", "approved", "undiverged"},
-		PlanRequirements:  []string{"mergeable", "approved", "undiverged"},
+		Autoplan:            repocfg.Autoplan{Enabled: true, WhenModified: []string{"*.tf", "../modules/**/*.tf", ".terraform.lock.hcl"}},
+		ApplyRequirements:   []string{"mergeable", "approved", "undiverged"},
+		PlanRequirements:    []string{"mergeable", "approved", "undiverged"},
+		ExecutionOrderGroup: 1, DependsOn: []string{"base"},
 	}
 	if !reflect.DeepEqual(net, want) {
 		t.Errorf("project = %+v\nwant      %+v", net, want)
@@ -145,7 +146,6 @@ func TestParseAtlantisReference(t *testing.T) {
 	wantWarnings := []string{
 		"atlantis.yaml line 5: `autodiscover.ignore_paths` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 7: `delete_source_branch_on_merge` is accepted but not acted on by Atoll yet (Atoll never deletes branches)",
-		"atlantis.yaml line 10: `abort_on_execution_order_fail` is accepted but not acted on by Atoll yet (Atoll has no execution order groups)",
 		"atlantis.yaml line 11: `emoji_reaction` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 13: `repo_locks.mode: on_apply` is accepted but not acted on by Atoll yet (Atoll locks on plan)",
 		"atlantis.yaml line 14: `silence_pr_comments` is accepted but not acted on by Atoll yet",
@@ -154,8 +154,6 @@ func TestParseAtlantisReference(t *testing.T) {
 		"atlantis.yaml line 22: `projects[0].delete_source_branch_on_merge` is accepted but not acted on by Atoll yet (Atoll never deletes branches)",
 		"atlantis.yaml line 32: `projects[0].import_requirements` is accepted but not acted on by Atoll yet (Atoll has no import command)",
 		"atlantis.yaml line 33: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
-		"atlantis.yaml line 34: `projects[0].execution_order_group` is accepted but not acted on by Atoll yet (projects run in no particular order)",
-		"atlantis.yaml line 35: `projects[0].depends_on` is accepted but not acted on by Atoll yet (projects are applied in no particular order)",
 		"atlantis.yaml line 40: `projects[1].policy_check` is accepted but not acted on by Atoll yet (Atoll runs no policy checks)",
 		"atlantis.yaml line 81: `allowed_regexp_prefixes` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 83: `policies` is accepted but not acted on by Atoll yet (Atoll runs no policy checks)",

@@ -6,11 +6,14 @@ type Config struct {
 	Automerge     bool
 	ParallelPlan  bool
 	ParallelApply bool
-	Projects      []Project
-	Workflows     map[string]Workflow // never nil; keyed by workflow name
-	Explicit      bool                // true when read from a file, false when autodiscovered
+	// AbortOnExecutionOrderFail stops a plan or apply after the first
+	// execution_order_group with a failure: later groups do not run.
+	AbortOnExecutionOrderFail bool
+	Projects                  []Project
+	Workflows                 map[string]Workflow // never nil; keyed by workflow name
+	Explicit                  bool                // true when read from a file, false when autodiscovered
 	// Warnings lists, in file order, the keys whose values ask for
-	// something Atoll does not do yet (emoji_reaction, depends_on, ...), one
+	// something Atoll does not do yet (emoji_reaction, branch, ...), one
 	// message each, e.g. "atlantis.yaml line 7: `emoji_reaction` is accepted
 	// but not acted on by Atoll yet". They are not errors: the file parses
 	// as in Atlantis, and the caller tells the pull request once.
@@ -53,6 +56,12 @@ type Project struct {
 	Autoplan          Autoplan
 	ApplyRequirements []string // each one of Requirements
 	PlanRequirements  []string // each one of Requirements
+	// ExecutionOrderGroup orders a request's projects: lower groups run
+	// first, a group starts once the one before it ended.
+	ExecutionOrderGroup int
+	// DependsOn names the projects (of the same file) that must succeed
+	// first: in the same request, and for an apply, also in earlier ones.
+	DependsOn []string
 }
 
 // Autoplan says whether and when a project is planned automatically.
@@ -118,5 +127,6 @@ func (p Project) clone() Project {
 	p.Autoplan.WhenModified = append([]string(nil), p.Autoplan.WhenModified...)
 	p.ApplyRequirements = append([]string(nil), p.ApplyRequirements...)
 	p.PlanRequirements = append([]string(nil), p.PlanRequirements...)
+	p.DependsOn = append([]string(nil), p.DependsOn...)
 	return p
 }

@@ -61,7 +61,7 @@ func (d *decoder) config(doc *yaml.Node) (*Config, error) {
 		case "delete_source_branch_on_merge":
 			err = d.warnIfTrue(f, f.name, "Atoll never deletes branches")
 		case "abort_on_execution_order_fail":
-			err = d.warnIfTrue(f, f.name, "Atoll has no execution order groups")
+			cfg.AbortOnExecutionOrderFail, err = d.boolean(f.val, f.name)
 		case "allowed_regexp_prefixes":
 			err = d.warnIfList(f, f.name, nil, "")
 		case "emoji_reaction":

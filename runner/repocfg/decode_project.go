@@ -3,6 +3,7 @@ package repocfg
 import (
 	"github.com/atollhq/atoll"
 	"gopkg.in/yaml.v3"
+	"slices"
 )
 
 // projectKeys are the keys Atlantis defines for a project.
@@ -87,10 +88,7 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 				d.warn(f.key, fp+": "+dist, "Atoll runs --terraform-bin")
 			}
 		case "execution_order_group":
-			var g int
-			if g, err = d.integer(f.val, fp); err == nil && g != 0 {
-				d.warn(f.key, fp, "projects run in no particular order")
-			}
+			p.ExecutionOrderGroup, err = d.integer(f.val, fp)
 		case "delete_source_branch_on_merge":
 			err = d.warnIfTrue(f, fp, "Atoll never deletes branches")
 		case "custom_policy_check", "policy_check":
@@ -107,9 +105,7 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 				pn.dependsOn = append(pn.dependsOn, item)
 				return nil
 			})
-			if err == nil && len(pn.dependsOnNames) > 0 {
-				d.warn(f.key, fp, "projects are applied in no particular order")
-			}
+			p.DependsOn = slices.Clone(pn.dependsOnNames)
 		case "silence_pr_comments":
 			err = d.warnIfList(f, fp, func(item *yaml.Node, p, s string) error {
 				return d.check(item, p, s, oneOf(SilenceStages))

@@ -82,6 +82,6 @@ func labels(ps []repocfg.Project) []string {
 // compare: the unexported ones record where keys were written.
 func exported(c *repocfg.Config) repocfg.Config {
 	return repocfg.Config{Version: c.Version, Automerge: c.Automerge, ParallelPlan: c.ParallelPlan,
-		ParallelApply: c.ParallelApply, Projects: c.Projects, Workflows: c.Workflows, Explicit: c.Explicit,
+		ParallelApply: c.ParallelApply, AbortOnExecutionOrderFail: c.AbortOnExecutionOrderFail, Projects: c.Projects, Workflows: c.Workflows, Explicit: c.Explicit,
 		Warnings: c.Warnings, Defaults: c.Defaults, PreWorkflowHooks: c.PreWorkflowHooks, PostWorkflowHooks: c.PostWorkflowHooks}
 }
