@@ -155,7 +155,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 				HeadSHA: w.pull.HeadSHA, User: w.req.User, Repo: w.repo.FullName(), Pull: w.pull.Number,
 				Project: p.Name, Dir: p.Dir, Workspace: p.Workspace,
 				Spec: atoll.JobSpec{ExtraArgs: cmd.ExtraArgs, Verbose: cmd.Verbose, Workflow: p.Workflow,
-					TerraformVersion: p.TerraformVersion, ApplyRequirements: p.ApplyRequirements,
+					TerraformVersion: p.TerraformVersion, TerraformDistribution: p.TerraformDistribution, ApplyRequirements: p.ApplyRequirements,
 					PlanRequirements: p.PlanRequirements, Autoplan: autoplan,
 					Parallel: cfg != nil && cfg.ParallelPlan, ParallelApply: cfg != nil && cfg.ParallelApply,
 					Automerge: cfg != nil && cfg.Automerge}}

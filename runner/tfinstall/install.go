@@ -13,11 +13,14 @@ import (
 	"archive/zip"
 	"bufio"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -113,7 +116,7 @@ func (i *Installer) Ensure(ctx context.Context, dist string, v *version.Version)
 		return Binary{Path: path, Version: v}, nil
 	}
 	if !i.Download {
-		return Binary{}, fmt.Errorf("%s %s is not installed in %s and downloads are off (--tf-download=false)", Command(dist), v, i.Dir)
+		return Binary{}, fmt.Errorf("%s%s is not installed and downloads are off (--tf-download=false)", Command(dist), v)
 	}
 	i.mu.Lock()
 	if i.inflight == nil {
@@ -180,7 +183,8 @@ func or(s, def string) string {
 // installs its binary at path: written beside it, then renamed, so that a
 // binary at path is always complete.
 func (i *Installer) fetch(ctx context.Context, dist string, v *version.Version, path string) (Binary, error) {
-	zipURL, sumsURL, zipName := i.urls(dist, v)
+	rawZipURL, sumsURL, zipName := i.urls(dist, v)
+	zipURL := redact(rawZipURL)
 	want, err := i.checksum(ctx, sumsURL, zipName)
 	if err != nil {
 		return Binary{}, err
@@ -194,7 +198,7 @@ func (i *Installer) fetch(ctx context.Context, dist string, v *version.Version, 
 	}
 	defer os.Remove(zf.Name())
 	defer zf.Close()
-	body, err := i.get(ctx, zipURL)
+	body, err := i.get(ctx, rawZipURL)
 	if err != nil {
 		return Binary{}, err
 	}
@@ -213,13 +217,19 @@ func (i *Installer) fetch(ctx context.Context, dist string, v *version.Version, 
 	return Binary{Path: path, Version: v}, nil
 }
 
-func (i *Installer) get(ctx context.Context, url string) (io.ReadCloser, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+func (i *Installer) get(ctx context.Context, rawURL string) (io.ReadCloser, error) {
+	url := redact(rawURL) // for messages: a mirror's URL may hold a password
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, fmt.Errorf("download %s: %w", url, err)
 	}
 	resp, err := i.client().Do(req)
 	if err != nil {
+		// url.Error repeats the URL: keep only its cause.
+		var ue *neturl.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("download %s: %w", url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
@@ -244,9 +254,9 @@ func (i *Installer) checksum(ctx context.Context, url, name string) (string, err
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("download %s: %w", url, err)
+		return "", fmt.Errorf("download %s: %w", redact(url), err)
 	}
-	return "", fmt.Errorf("download %s: no checksum for %s", url, name)
+	return "", fmt.Errorf("download %s: no checksum for %s", redact(url), name)
 }
 
 // extract writes the zip's entry named cmd to path, executable.
@@ -289,4 +299,43 @@ func extract(zf *os.File, cmd, path string) error {
 		return os.Rename(tmp.Name(), path)
 	}
 	return fmt.Errorf("the zip holds no %s", cmd)
+}
+
+// PathDir is a directory holding only b's binary under its plain name
+// (terraform or tofu), made on first use, for the front of run steps'
+// PATH: `terraform` in a custom workflow command is then the project's.
+func (i *Installer) PathDir(dist string, b Binary) (string, error) {
+	cmd := Command(dist)
+	abs, err := filepath.Abs(b.Path)
+	if err != nil {
+		return "", fmt.Errorf("path dir for %s: %w", b.Path, err)
+	}
+	sum := sha256.Sum256([]byte(abs))
+	dir := filepath.Join(i.Dir, ".path", hex.EncodeToString(sum[:8]))
+	link := filepath.Join(dir, cmd)
+	if target, err := os.Readlink(link); err == nil && target == abs {
+		return dir, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("path dir for %s: %w", b.Path, err)
+	}
+	// A link made beside it and renamed over: concurrent jobs never see
+	// the name missing.
+	tmp := link + "." + rand.Text() + ".tmp"
+	if err := os.Symlink(abs, tmp); err != nil {
+		return "", fmt.Errorf("path dir for %s: %w", b.Path, err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("path dir for %s: %w", b.Path, err)
+	}
+	return dir, nil
+}
+
+// redact hides the password of a URL with user info.
+func redact(u string) string {
+	if p, err := neturl.Parse(u); err == nil {
+		return p.Redacted()
+	}
+	return u
 }

@@ -120,8 +120,8 @@ func TestSelect(t *testing.T) {
 		// Installed binaries are preferred to newer released ones.
 		{"constraint installed before download", []string{"1.6.0"}, "~> 1.6", true, "1.6.0", nil},
 		{"constraint downloads newest released", []string{"1.5.7"}, "~> 1.7.0", true, "1.7.5", nil},
-		{"constraint none, downloads off", []string{"1.5.7", "1.6.0"}, "~> 1.9", false, "", []string{"1.6.0, 1.5.7", "--tf-download=false"}},
-		{"constraint none released", []string{"1.5.7"}, ">= 3.0", true, "", []string{"1.5.7", "released"}},
+		{"constraint none, downloads off", []string{"1.5.7", "1.6.0"}, "~> 1.9", false, "", []string{"installed: 1.6.0, 1.5.7", "--tf-download=false"}},
+		{"constraint none released", []string{"1.5.7"}, ">= 3.0", true, "", []string{"installed: 1.5.7", "released"}},
 		{"not a constraint", nil, "latest", true, "", []string{"latest"}},
 	}
 	for _, c := range cases {
@@ -274,5 +274,18 @@ func TestDownloadConcurrentOnce(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("dir holds %d entries, want only the binary (temp files removed)", len(entries))
+	}
+}
+
+// A mirror's password never reaches an error (they are shown in comments).
+func TestDownloadErrorRedactsPassword(t *testing.T) {
+	srv := newReleases(t)
+	u := strings.Replace(srv.URL, "http://", "http://user:hunter2@", 1)
+	in := &tfinstall.Installer{Dir: t.TempDir(), Download: true, TerraformURL: u}
+	for _, want := range []string{"1.9.0", "~> 1.9"} {
+		_, err := in.Select(context.Background(), tfinstall.Terraform, want)
+		if err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("Select(%q) error = %v; want an error without the password", want, err)
+		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // ErrNoVersion is wrapped by Select's errors when nothing satisfies the
 // project's terraform_version.
-var ErrNoVersion = errors.New("no terraform version satisfies the constraint")
+var ErrNoVersion = errors.New("no version that satisfies it can be run")
 
 // Select picks dist's binary for want, a project's terraform_version:
 // an exact version ("1.5.7", "v1.5.7", "= 1.5.7") is that version,
@@ -55,11 +55,11 @@ func (i *Installer) Select(ctx context.Context, dist, want string, extra ...Bina
 	}
 	have := Versions(all)
 	if !i.Download {
-		return Binary{}, fmt.Errorf("%w: none installed (%s) and downloads are off (--tf-download=false)", ErrNoVersion, have)
+		return Binary{}, fmt.Errorf("%w (installed: %s; downloads are off: --tf-download=false)", ErrNoVersion, have)
 	}
 	released, err := i.Released(ctx, dist)
 	if err != nil {
-		return Binary{}, fmt.Errorf("%w: none installed (%s), and the released versions are unknown: %s", ErrNoVersion, have, err)
+		return Binary{}, fmt.Errorf("%w (installed: %s; the released versions could not be listed: %s)", ErrNoVersion, have, err)
 	}
 	var pick *version.Version
 	for _, v := range released {
@@ -68,7 +68,7 @@ func (i *Installer) Select(ctx context.Context, dist, want string, extra ...Bina
 		}
 	}
 	if pick == nil {
-		return Binary{}, fmt.Errorf("%w: none installed (%s) or released", ErrNoVersion, have)
+		return Binary{}, fmt.Errorf("%w (installed: %s; none released meets it either)", ErrNoVersion, have)
 	}
 	b, err := i.Ensure(ctx, dist, pick)
 	if err != nil {
@@ -123,7 +123,7 @@ func (i *Installer) Released(ctx context.Context, dist string) ([]*version.Versi
 		Versions map[string]json.RawMessage `json:"versions"`
 	}
 	if err := json.NewDecoder(io.LimitReader(body, 64<<20)).Decode(&idx); err != nil {
-		return nil, fmt.Errorf("%s: %w", url, err)
+		return nil, fmt.Errorf("%s: %w", redact(url), err)
 	}
 	var out []*version.Version
 	for s := range idx.Versions {
