@@ -99,6 +99,13 @@ func (r *Runner) selectTerraform(ctx context.Context, w *work, j *atoll.Job) (tf
 		}
 		return b, atoll.Errorf(atoll.EINVALID, "This project asks for %s (%s), but %s.", asked, key, err)
 	}
+	if j.Kind == atoll.JobPlan && b.Version != nil {
+		// Stored with the plan (SetJobSpec), so that its apply asks for
+		// exactly this version: a plan file applies only with the
+		// Terraform that made it, and a newer one meeting the constraint
+		// may be installed meanwhile.
+		j.Spec.TerraformVersion = b.Version.String()
+	}
 	w.mu.Lock()
 	if w.tfBins == nil {
 		w.tfBins = jobBinaries{}

@@ -90,6 +90,10 @@ workflows:
         - init
         - run: echo "tfv=$ATLANTIS_TERRAFORM_VERSION"; terraform version
         - plan
+    apply:
+      steps:
+        - run: echo "applying-with=$ATLANTIS_TERRAFORM_VERSION"
+        - apply
 `
 	e.open(1, "versions", map[string]string{
 		"atlantis.yaml":      config,
@@ -110,9 +114,19 @@ workflows:
 		t.Fatalf("downloaded terraform1.6.0: %v, %v", st, err)
 	}
 
+	// A newer version meeting ~> 1.6.0 installed after the plan: the apply
+	// still runs the plan's 1.6.0 (a plan file applies only with the
+	// Terraform that made it).
+	newer := filepath.Join(binDir, "terraform1.6.5")
+	os.WriteFile(newer, []byte("#!/bin/sh\necho 'Terraform v1.6.5'\nexit 1\n"), 0o755)
+	n := len(e.gh.pullComments(1))
+	e.comment(1, "atlantis apply -p new")
+	applied := e.waitComment(1, n+1)
+	mustContain(t, "apply", applied, "applying-with=1.6.0", "Apply complete! Resources: 3 added")
+
 	// Nothing installed or released satisfies >= 1.7: the comment says
 	// what the project asks for and what there is.
-	n := len(e.gh.pullComments(1))
+	n = len(e.gh.pullComments(1))
 	e.comment(1, "atlantis plan -p future")
-	mustContain(t, "refusal", e.waitComment(1, n+1), "asks for Terraform >= 1.7 (terraform_version)", "installed: 1.6.0, 1.5.7", "none released meets it")
+	mustContain(t, "refusal", e.waitComment(1, n+1), "asks for Terraform >= 1.7 (terraform_version)", "installed: 1.6.5, 1.6.0, 1.5.7", "none released meets it")
 }
