@@ -88,6 +88,9 @@ type JobSpec struct {
 	// that a restart or another node runs what was resolved.
 	PlanSteps  []Step `json:"plan_steps,omitempty"`
 	ApplySteps []Step `json:"apply_steps,omitempty"`
+
+	// TerraformDistribution is the project's terraform_distribution.
+	TerraformDistribution string `json:"terraform_distribution,omitempty"`
 }
 
 // Step is one step of a custom workflow stage, from atlantis.yaml.

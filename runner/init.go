@@ -29,7 +29,7 @@ func (r *Runner) init(ctx context.Context, w *work, j *atoll.Job, tf terraform.R
 	dataDir := tf.DataDir(dir)
 	marker := filepath.Join(dataDir, initMarker)
 	fingerprint := func() (string, error) {
-		v, err := r.TerraformVersion(ctx)
+		v, err := r.jobTerraformVersion(ctx, w, j)
 		if err != nil {
 			return "", fmt.Errorf("init fingerprint: %w", err)
 		}

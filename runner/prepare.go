@@ -9,6 +9,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/terraform"
+	"github.com/atollhq/atoll/runner/tfinstall"
 )
 
 // initProject runs init in dir (see init) and selects the job's workspace.
@@ -23,8 +24,10 @@ func (r *Runner) initProject(ctx context.Context, w *work, j *atoll.Job, tf terr
 // checkoutProject checks out the job's commit in its workspace's work dir
 // and returns the project directory.
 func (r *Runner) checkoutProject(ctx context.Context, w *work, j *atoll.Job, sink *logSink) (string, error) {
-	if err := r.checkTerraformVersion(ctx, j.Spec.TerraformVersion); err != nil {
+	if b, err := r.selectTerraform(ctx, w, j); err != nil {
 		return "", err
+	} else if b.Version != nil {
+		sink.Write(atoll.StreamAtoll, fmt.Sprintf("Using %s %s (%s)", tfinstall.Command(r.distribution(j)), b.Version, filepath.Base(b.Path)))
 	}
 	sink.Write(atoll.StreamAtoll, fmt.Sprintf("Checking out %s at %s (workspace %s)", j.Repo, short(j.HeadSHA), j.Workspace))
 	root, err := r.checkout(ctx, w, j.Workspace, j.HeadSHA)

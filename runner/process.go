@@ -35,6 +35,8 @@ type work struct {
 	// credEnv is Terraform's git credential helper settings while the
 	// request's jobs run (see grantCredentials).
 	credEnv []string
+
+	tfBins jobBinaries // by job: the Terraform binary it runs (tfversion.go)
 }
 
 // releaseDirs gives the request's checkouts back to the pool.

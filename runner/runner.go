@@ -22,6 +22,7 @@ import (
 	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/runner/repocfg"
 	"github.com/atollhq/atoll/runner/terraform"
+	"github.com/atollhq/atoll/runner/tfinstall"
 	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 )
@@ -75,6 +76,16 @@ type Runner struct {
 	// each repository's atlantis.yaml may set, and the workflow and
 	// requirements it gets otherwise; nil is Atlantis's default config.
 	ServerConfig *repocfg.ServerConfig
+	// TFInstall holds the Terraform and OpenTofu versions projects ask for
+	// with terraform_version (--tf-bin-dir, --tf-download); nil runs
+	// Terraform.Bin for every project (see tfversion.go).
+	TFInstall *tfinstall.Installer
+	// TFDistribution is that of projects without terraform_distribution
+	// (--tf-distribution; "" is terraform), DefaultTFVersion the version of
+	// projects without terraform_version (--default-tf-version; "" runs
+	// Terraform.Bin).
+	TFDistribution   string
+	DefaultTFVersion string
 
 	running running // requests being worked on, so cancel can interrupt a plan (cancel.go)
 	wake    chan struct{}

@@ -273,9 +273,10 @@ func (s *steps) commandStdout(ctx context.Context, st atoll.Step) (string, error
 // commandEnv is what a step's command gets beyond Terraform's environment:
 // the variables Atlantis documents for custom workflows, then those of
 // earlier env and multienv steps. PATH starts with the directory of the
-// Terraform binary Atoll runs, so `terraform` in a command is that one.
+// Terraform binary the job runs, so `terraform` in a command is that one
+// (see terraformPath).
 func (s *steps) commandEnv(ctx context.Context) ([]string, error) {
-	v, err := s.r.TerraformVersion(ctx)
+	v, err := s.r.jobTerraformVersion(ctx, s.w, s.j)
 	if err != nil {
 		return nil, fmt.Errorf("terraform version: %w", err)
 	}
@@ -304,11 +305,9 @@ func (s *steps) commandEnv(ctx context.Context) ([]string, error) {
 		"USER_NAME=" + j.User,
 		"COMMENT_ARGS=" + commentArgs(j.Spec.ExtraArgs),
 	}
-	if bin := s.r.Terraform.Bin; filepath.Base(bin) == "terraform" {
-		if abs, err := filepath.Abs(bin); err == nil {
-			path := envValue(s.terraform().Environ(), "PATH")
-			env = append(env, "PATH="+filepath.Dir(abs)+string(os.PathListSeparator)+path)
-		}
+	if dirs := s.r.terraformPath(s.w, s.j); len(dirs) > 0 {
+		path := envValue(s.terraform().Environ(), "PATH")
+		env = append(env, "PATH="+strings.Join(append(dirs, path), string(os.PathListSeparator)))
 	}
 	return append(env, s.env...), nil
 }

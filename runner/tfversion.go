@@ -1,26 +1,44 @@
 package runner
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/go-version"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/terraform"
+	"github.com/atollhq/atoll/runner/tfinstall"
 )
 
-// terraformFor is the Terraform runner of a job: the server's, with the
-// request's credential helper settings, plus the env of the project's
-// workflow.
+// terraformFor is the Terraform runner of a job: the server's, running the
+// binary selected for the job (see selectTerraform), with the request's
+// credential helper settings, plus the env of the project's workflow.
 func (r *Runner) terraformFor(w *work, j *atoll.Job) terraform.Runner {
 	tf := r.Terraform
+	if b, ok := w.terraformBinary(j.ID); ok {
+		tf.Bin = b.Path
+	}
 	tf.RunEnv = w.credEnv
 	if len(j.Spec.Env) > 0 {
 		tf.Env = append(append([]string{}, tf.Env...), j.Spec.Env...)
 	}
 	return tf
+}
+
+// jobBinaries are the binaries selected for a request's jobs, by job.
+type jobBinaries = map[int64]tfinstall.Binary
+
+// terraformBinary is the binary selected for job id, if any.
+func (w *work) terraformBinary(id int64) (tfinstall.Binary, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b, ok := w.tfBins[id]
+	return b, ok
 }
 
 // TerraformVersion is the version of --terraform-bin. Only a success is
@@ -43,23 +61,100 @@ func (r *Runner) TerraformVersion(ctx context.Context) (*version.Version, error)
 	return v, nil
 }
 
-// checkTerraformVersion fails a project whose terraform_version (a version
-// or a constraint) this server's one Terraform binary does not satisfy:
-// applying with another version than a team pinned can upgrade its state.
-func (r *Runner) checkTerraformVersion(ctx context.Context, want string) error {
-	if want == "" {
-		return nil
+// jobTerraformVersion is the version of the binary the job runs.
+func (r *Runner) jobTerraformVersion(ctx context.Context, w *work, j *atoll.Job) (*version.Version, error) {
+	if b, ok := w.terraformBinary(j.ID); ok && b.Version != nil {
+		return b.Version, nil
 	}
-	have, err := r.TerraformVersion(ctx)
+	return r.TerraformVersion(ctx)
+}
+
+// distribution is the job's Terraform distribution: the project's
+// terraform_distribution, else --tf-distribution.
+func (r *Runner) distribution(j *atoll.Job) string {
+	return cmp.Or(j.Spec.TerraformDistribution, r.defaultDistribution())
+}
+
+func (r *Runner) defaultDistribution() string {
+	return cmp.Or(r.TFDistribution, tfinstall.Terraform)
+}
+
+// selectTerraform picks the job's binary once, before its checkout, so
+// that every step of the job runs the same one even when another job
+// installs a newer version meanwhile. A project asking for what cannot be
+// run fails with a message naming what it asks for and what is installed.
+func (r *Runner) selectTerraform(ctx context.Context, w *work, j *atoll.Job) (tfinstall.Binary, error) {
+	dist := r.distribution(j)
+	b, err := r.SelectTerraform(ctx, dist, j.Spec.TerraformVersion)
 	if err != nil {
-		return fmt.Errorf("terraform version: %w", err)
+		name := "Terraform"
+		if dist == tfinstall.OpenTofu {
+			name = "OpenTofu"
+		}
+		asked, key := name+" "+cmp.Or(j.Spec.TerraformVersion, r.DefaultTFVersion), "terraform_version"
+		if j.Spec.TerraformVersion == "" && r.DefaultTFVersion == "" {
+			asked, key = name, "terraform_distribution"
+		} else if j.Spec.TerraformVersion == "" {
+			key = "--default-tf-version"
+		}
+		return b, atoll.Errorf(atoll.EINVALID, "This project asks for %s (%s), but %s.", asked, key, err)
 	}
-	if ok, err := Satisfies(have, want); err != nil {
-		return atoll.Errorf(atoll.EINVALID, "terraform_version %q is not a version or constraint.", want)
-	} else if !ok {
-		return atoll.Errorf(atoll.EINVALID, "This project asks for Terraform %s (terraform_version), but this server runs Terraform %s. Running several Terraform versions is not supported yet.", want, have)
+	if j.Kind == atoll.JobPlan && b.Version != nil {
+		// Stored with the plan (SetJobSpec), so that its apply asks for
+		// exactly this version: a plan file applies only with the
+		// Terraform that made it, and a newer one meeting the constraint
+		// may be installed meanwhile.
+		j.Spec.TerraformVersion = b.Version.String()
 	}
-	return nil
+	w.mu.Lock()
+	if w.tfBins == nil {
+		w.tfBins = jobBinaries{}
+	}
+	w.tfBins[j.ID] = b
+	w.mu.Unlock()
+	return b, nil
+}
+
+// SelectTerraform is the binary for a project of distribution dist
+// ("terraform", "opentofu"; "" is --tf-distribution) asking for want (its
+// terraform_version; "" is --default-tf-version): --terraform-bin when
+// neither asks for anything, else the binary of --tf-bin-dir that
+// tfinstall.Select picks, --terraform-bin counting as installed. Without
+// TFInstall, --terraform-bin runs everything and a project it does not
+// satisfy is refused. The Version of the result is nil for --terraform-bin
+// picked without looking at its version. Errors read after "but".
+func (r *Runner) SelectTerraform(ctx context.Context, dist, want string) (tfinstall.Binary, error) {
+	dist = cmp.Or(dist, r.defaultDistribution())
+	want = cmp.Or(strings.TrimSpace(want), r.DefaultTFVersion)
+	native := dist == r.defaultDistribution()
+	if want == "" && native {
+		return tfinstall.Binary{Path: r.Terraform.Bin}, nil
+	}
+	if want == "" {
+		want = ">= 0" // another distribution, any version: the newest installed
+	}
+	var extra []tfinstall.Binary
+	if native {
+		have, err := r.TerraformVersion(ctx)
+		switch {
+		case err == nil:
+			extra = append(extra, tfinstall.Binary{Path: r.Terraform.Bin, Version: have})
+		case r.TFInstall == nil:
+			return tfinstall.Binary{}, fmt.Errorf("the version of --terraform-bin could not be read: %w", err)
+		}
+	}
+	if r.TFInstall == nil {
+		if !native {
+			return tfinstall.Binary{}, errors.New("this server runs only --terraform-bin")
+		}
+		if ok, err := Satisfies(extra[0].Version, want); err != nil {
+			return tfinstall.Binary{}, fmt.Errorf("%q is not a version or constraint", want)
+		} else if !ok {
+			return tfinstall.Binary{}, fmt.Errorf("this server runs Terraform %s and has no directory of other versions", extra[0].Version)
+		}
+		return extra[0], nil
+	}
+	return r.TFInstall.Select(ctx, dist, want, extra...)
 }
 
 // Satisfies reports whether v meets want: "1.5.7" and "v1.5.7" mean exactly
@@ -74,4 +169,29 @@ func Satisfies(v *version.Version, want string) (bool, error) {
 		return false, err
 	}
 	return c.Check(v), nil
+}
+
+// terraformPath is what goes before PATH in run steps: a directory whose
+// `terraform` (or `tofu`) is the job's binary, then --tf-bin-dir, where
+// Atlantis's `terraform${ATLANTIS_TERRAFORM_VERSION}` names it too. For
+// --terraform-bin, its directory when it is named terraform.
+func (r *Runner) terraformPath(w *work, j *atoll.Job) []string {
+	b, ok := w.terraformBinary(j.ID)
+	if !ok || b.Path == r.Terraform.Bin || r.TFInstall == nil {
+		bin := r.Terraform.Bin
+		if filepath.Base(bin) != "terraform" {
+			return nil
+		}
+		abs, err := filepath.Abs(bin)
+		if err != nil {
+			return nil
+		}
+		return []string{filepath.Dir(abs)}
+	}
+	dir, err := r.TFInstall.PathDir(r.distribution(j), b)
+	if err != nil {
+		w.log.Warn("run steps: no PATH entry for the job's terraform", "job", j.ID, "err", err)
+		return []string{r.TFInstall.Dir}
+	}
+	return []string{dir, r.TFInstall.Dir}
 }

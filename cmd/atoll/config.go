@@ -56,9 +56,10 @@ type Config struct {
 
 	Retention store.Retention // --retain-* (retention.go)
 
-	authConfig  // --admin-password, --oidc-* (auth.go)
-	azureConfig // --azuredevops-* (azuredevops.go)
-	repoConfig  // --repo-config, --repo-config-json (repoconfig.go)
+	authConfig      // --admin-password, --oidc-* (auth.go)
+	azureConfig     // --azuredevops-* (azuredevops.go)
+	repoConfig      // --repo-config, --repo-config-json (repoconfig.go)
+	terraformConfig // --tf-bin-dir, --tf-download, --tf-distribution (terraform.go)
 
 	commandsConfig // --allow-commands, --disable-apply, --disable-autoplan (commands.go)
 
@@ -100,7 +101,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.GHAppKeyFile, "gh-app-key-file", "", "GitHub App private key file")
 	fs.BoolVar(&c.GHChecks, "gh-checks", false, "report through GitHub check runs instead of commit statuses (needs --gh-app-id)")
 	fs.StringVar(&c.TerraformBin, "terraform-bin", "terraform", "Terraform binary")
-	fs.StringVar(&c.DefaultTFVersion, "default-tf-version", "", "Terraform version (or constraint) --terraform-bin must be; checked at start (one binary for now)")
+	fs.StringVar(&c.DefaultTFVersion, "default-tf-version", "", "Terraform version (or constraint) of projects without terraform_version: selected from --tf-bin-dir (or --terraform-bin), downloaded at start when missing (default: --terraform-bin, whatever its version)")
 	fs.StringVar(&c.ExecutableName, "executable-name", "atlantis", "comment prefix; \"atoll\" is always accepted too")
 	fs.StringVar(&c.CheckoutStrategy, "checkout-strategy", "branch", "branch or merge")
 	fs.IntVar(&c.Parallelism, "parallelism", 4, "requests worked on at once (and jobs per request when parallel_plan is on)")
@@ -115,6 +116,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	azureFlags(fs, &c.azureConfig)
 	repoConfigFlags(fs, &c.repoConfig)
 	commandsFlags(fs, &c.commandsConfig)
+	terraformFlags(fs, &c.terraformConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {
 		c.secretFiles[name] = fs.String(name+"-file", "", "file holding --"+name+" (trailing newline trimmed)")

@@ -294,7 +294,10 @@ func TestForkPullRequestRefused(t *testing.T) {
 // Custom workflows: extra_args and env steps of the built-in steps are
 // honoured; terraform_version is checked; run steps run.
 func TestCustomWorkflowsAndVersions(t *testing.T) {
-	e := newE2EConfigured(t, allowRepoSettings)
+	e := newE2EConfigured(t, func(c *main.Config) {
+		allowRepoSettings(c)
+		c.TFDownload = false
+	})
 	withVar := `variable "n" {
   type = number
 }
@@ -339,7 +342,7 @@ workflows:
 	e.comment(1, "atlantis plan -p scripted")
 	mustContain(t, "run step", e.waitComment(1, 2), "hello", "Plan: 1 to add")
 	e.comment(1, "atlantis plan -p pinned")
-	mustContain(t, "version refused", e.waitComment(1, 3), "asks for Terraform ~> 1.4.0", "runs Terraform 1.5.7")
+	mustContain(t, "version refused", e.waitComment(1, 3), "asks for Terraform ~> 1.4.0 (terraform_version)", "installed: 1.5.7; downloads are off")
 }
 
 // A plan too long for one GitHub comment (65,536 characters) is split into

@@ -246,11 +246,12 @@ func (m *Main) Run(ctx context.Context) error {
 	if err == nil {
 		tfBin, err = filepath.Abs(tfBin)
 	}
-	if err != nil && c.DefaultTFVersion != "" {
-		return fmt.Errorf("--default-tf-version %s: --terraform-bin %s not found", c.DefaultTFVersion, c.TerraformBin)
-	}
 	if err != nil {
-		m.Logger.Warn("terraform binary not found: plans will fail until it is installed", "terraform_bin", c.TerraformBin, "err", err)
+		// With --default-tf-version, projects need --terraform-bin only
+		// when it is the version they ask for.
+		if c.DefaultTFVersion == "" {
+			m.Logger.Warn("terraform binary not found: plans will fail until it is installed", "terraform_bin", c.TerraformBin, "err", err)
+		}
 		tfBin = c.TerraformBin
 	}
 	if c.Demo {
@@ -286,16 +287,8 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 	m.Server.Runner = m.Runner
-	if c.DefaultTFVersion != "" {
-		// One Terraform binary for now: the flag is a guard that it is the
-		// version the operator expects.
-		have, err := m.Runner.TerraformVersion(ctx)
-		if err != nil {
-			return fmt.Errorf("--default-tf-version %s: reading the version of --terraform-bin %s: %w", c.DefaultTFVersion, tfBin, err)
-		}
-		if ok, err := runner.Satisfies(have, c.DefaultTFVersion); err != nil || !ok {
-			return fmt.Errorf("--default-tf-version %s: --terraform-bin is Terraform %s", c.DefaultTFVersion, have)
-		}
+	if err := m.setupTerraform(ctx, dataDir); err != nil {
+		return err
 	}
 	if c.ReplicaURL != "" {
 		if err := m.startNode(ctx, port); err != nil {

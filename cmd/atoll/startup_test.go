@@ -40,8 +40,9 @@ func TestStartupErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"--terraform-bin is not Terraform", server("--terraform-bin", falseBin, "--default-tf-version", "1.5.7"), 1, "reading the version of --terraform-bin"},
-		{"--terraform-bin missing", server("--terraform-bin", filepath.Join(dir, "nope"), "--default-tf-version", "1.5.7"), 1, "not found"},
+		{"--terraform-bin is not Terraform", server("--terraform-bin", falseBin, "--default-tf-version", "1.5.7", "--tf-download=false"), 1, "--default-tf-version 1.5.7: no version that satisfies it can be run: terraform1.5.7 is not installed"},
+		{"--terraform-bin missing", server("--terraform-bin", filepath.Join(dir, "nope"), "--default-tf-version", "~> 1.5", "--tf-download=false"), 1, "--default-tf-version ~> 1.5: no version that satisfies it can be run (installed: none; downloads are off"},
+		{"bad --tf-download-url", server("--tf-download-url", "releases.example.com"), 1, "--tf-download-url"},
 		{"--demo with a token", []string{"server", "--demo", "--gh-token", "x"}, 1, "--demo takes no VCS credentials"},
 		{"--demo with a token file", []string{"server", "--demo", "--gh-token-file", secretFile}, 1, "--demo takes no VCS credentials"},
 		{"a secret and its file", server("--api-secret", "x", "--api-secret-file", secretFile), 1, "--api-secret and --api-secret-file are both set"},
@@ -56,7 +57,7 @@ func TestStartupErrors(t *testing.T) {
 			args []string
 			code int
 			want string
-		}{"--default-tf-version not matching", server("--terraform-bin", tf, "--default-tf-version", "0.12.31"), 1, "--default-tf-version 0.12.31: --terraform-bin is Terraform"})
+		}{"--default-tf-version not matching", server("--terraform-bin", tf, "--default-tf-version", "0.12.31", "--tf-download=false"), 1, "--default-tf-version 0.12.31: no version that satisfies it can be run: terraform0.12.31 is not installed"})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

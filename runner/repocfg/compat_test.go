@@ -114,7 +114,7 @@ func TestParseAtlantisReference(t *testing.T) {
 	}
 	net := cfg.Projects[0]
 	want := repocfg.Project{
-		Name: "network", Dir: "infra/network", Workspace: "prod", TerraformVersion: "v1.6.2", Workflow: "custom",
+		Name: "network", Dir: "infra/network", Workspace: "prod", TerraformVersion: "v1.6.2", TerraformDistribution: "opentofu", Workflow: "custom",
 		Autoplan:            repocfg.Autoplan{Enabled: true, WhenModified: []string{"*.tf", "../modules/**/*.tf", ".terraform.lock.hcl"}},
 		ApplyRequirements:   []string{"mergeable", "approved", "undiverged"},
 		PlanRequirements:    []string{"mergeable", "approved", "undiverged"},
@@ -150,7 +150,6 @@ func TestParseAtlantisReference(t *testing.T) {
 		"atlantis.yaml line 13: `repo_locks.mode: on_apply` is accepted but not acted on by Atoll yet (Atoll locks on plan)",
 		"atlantis.yaml line 14: `silence_pr_comments` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 17: `projects[0].branch` is accepted but not acted on by Atoll yet (the project is used whatever the base branch)",
-		"atlantis.yaml line 20: `projects[0].terraform_distribution: opentofu` is accepted but not acted on by Atoll yet (Atoll runs --terraform-bin)",
 		"atlantis.yaml line 22: `projects[0].delete_source_branch_on_merge` is accepted but not acted on by Atoll yet (Atoll never deletes branches)",
 		"atlantis.yaml line 32: `projects[0].import_requirements` is accepted but not acted on by Atoll yet (Atoll has no import command)",
 		"atlantis.yaml line 33: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",

@@ -48,14 +48,17 @@ type override struct {
 
 // Project is one configured (or discovered) Terraform root.
 type Project struct {
-	Name              string
-	Dir               string // cleaned, slash-separated, relative; "." for the repo root
-	Workspace         string // "default" unless configured
-	TerraformVersion  string // as written: a version ("v1.5.7") or a constraint ("~> 1.5")
-	Workflow          string // "" means the default workflow
-	Autoplan          Autoplan
-	ApplyRequirements []string // each one of Requirements
-	PlanRequirements  []string // each one of Requirements
+	Name             string
+	Dir              string // cleaned, slash-separated, relative; "." for the repo root
+	Workspace        string // "default" unless configured
+	TerraformVersion string // as written: a version ("v1.5.7") or a constraint ("~> 1.5")
+	// TerraformDistribution is "terraform" or "opentofu"; "" means the
+	// server's --tf-distribution.
+	TerraformDistribution string
+	Workflow              string // "" means the default workflow
+	Autoplan              Autoplan
+	ApplyRequirements     []string // each one of Requirements
+	PlanRequirements      []string // each one of Requirements
 	// ExecutionOrderGroup orders a request's projects: lower groups run
 	// first, a group starts once the one before it ended.
 	ExecutionOrderGroup int

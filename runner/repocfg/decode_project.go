@@ -80,12 +80,8 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 				}
 			}
 		case "terraform_distribution":
-			var dist string
-			if dist, err = d.str(f.val, fp); err == nil {
-				err = d.check(f.val, fp, dist, oneOf(Distributions))
-			}
-			if err == nil && dist != "terraform" {
-				d.warn(f.key, fp+": "+dist, "Atoll runs --terraform-bin")
+			if p.TerraformDistribution, err = d.str(f.val, fp); err == nil {
+				err = d.check(f.val, fp, p.TerraformDistribution, oneOf(Distributions))
 			}
 		case "execution_order_group":
 			p.ExecutionOrderGroup, err = d.integer(f.val, fp)

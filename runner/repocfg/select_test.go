@@ -112,6 +112,8 @@ func TestSelectAutodiscover(t *testing.T) {
 		{"changed tfvars file's dir", []string{"app/main.tf", "app/prod.tfvars"}, []string{"app/prod.tfvars"}, []string{"app:default"}},
 		{"tf.json counts", []string{"app/main.tf.json"}, []string{"app/main.tf.json"}, []string{"app:default"}},
 		{"root dir", []string{"main.tf"}, []string{"main.tf"}, []string{".:default"}},
+		{"OpenTofu files count", []string{"app/main.tofu"}, []string{"app/main.tofu"}, []string{"app:default"}},
+		{"tofu.json counts", []string{"app/main.tofu.json", "app/x.tfvars"}, []string{"app/x.tfvars"}, []string{"app:default"}},
 		{"non terraform change ignored", []string{"app/main.tf", "app/README.md"}, []string{"app/README.md"}, nil},
 		{"dir without tf files ignored", []string{"vars/prod.tfvars"}, []string{"vars/prod.tfvars"}, nil},
 		{"deleted project ignored", []string{"other/main.tf"}, []string{"gone/main.tf"}, nil},
