@@ -77,9 +77,9 @@ func codeSpan(s string) string {
 }
 
 // version answers "version" as Atlantis does, per project of the pull
-// request (those it has planned), selected by -d/-w/-p. One Terraform
-// binary serves every project, so each gets the binary's version; it is
-// read from the binary, not from a job.
+// request (those it has planned), selected by -d/-w/-p: the version of the
+// binary the project's newest plan asked for (terraform_version,
+// terraform_distribution), read from the binary, or why there is none.
 func (r *Runner) version(ctx context.Context, w *work, cmd *command.Command) error {
 	tf := "unknown"
 	if v, err := r.TerraformVersion(ctx); err == nil {
@@ -89,6 +89,16 @@ func (r *Runner) version(ctx context.Context, w *work, cmd *command.Command) err
 	if err != nil {
 		return err
 	}
+	plans, err := r.DB.Jobs(ctx, atoll.JobFilter{Repo: w.repo.FullName(), Pull: w.pull.Number, Kind: atoll.JobPlan})
+	if err != nil {
+		return err
+	}
+	newest := map[int64]*atoll.Job{} // by project: Jobs lists newest first
+	for _, j := range plans {
+		if _, ok := newest[j.ProjectID]; !ok {
+			newest[j.ProjectID] = j
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Atoll %s\n\n", r.Version)
 	n := 0
@@ -97,12 +107,31 @@ func (r *Runner) version(ctx context.Context, w *work, cmd *command.Command) err
 			continue
 		}
 		n++
-		fmt.Fprintf(&b, "Version for dir: `%s` workspace: `%s`%s: Terraform `%s`\n", p.Dir, p.Workspace, projectName(p.Name), tf)
+		fmt.Fprintf(&b, "Version for dir: `%s` workspace: `%s`%s: %s\n", p.Dir, p.Workspace, projectName(p.Name), r.projectVersion(ctx, newest[p.ID], tf))
 	}
 	if n == 0 {
-		fmt.Fprintf(&b, "Terraform: `%s`\n\nNo project of this pull request%s has been planned yet: this is the version every project runs.", tf, selectionText(cmd))
+		fmt.Fprintf(&b, "Terraform: `%s`\n\nNo project of this pull request%s has been planned yet: this is the version a project without terraform_version runs.", tf, selectionText(cmd))
 	}
 	return r.reply(ctx, w, "version", strings.TrimRight(b.String(), "\n"))
+}
+
+// projectVersion names the binary a project's plan job selects.
+func (r *Runner) projectVersion(ctx context.Context, plan *atoll.Job, fallback string) string {
+	if plan == nil || (plan.Spec.TerraformVersion == "" && plan.Spec.TerraformDistribution == "") {
+		return "Terraform `" + fallback + "`"
+	}
+	name := "Terraform"
+	if r.distribution(plan) == "opentofu" {
+		name = "OpenTofu"
+	}
+	bin, err := r.SelectTerraform(ctx, plan.Spec.TerraformDistribution, plan.Spec.TerraformVersion)
+	if err != nil {
+		return fmt.Sprintf("%s %s asked, but %s", name, codeSpan(plan.Spec.TerraformVersion), atoll.ErrorMessage(err))
+	}
+	if bin.Version == nil {
+		return name + " `" + fallback + "`"
+	}
+	return name + " `" + bin.Version.String() + "`"
 }
 
 func projectName(name string) string {

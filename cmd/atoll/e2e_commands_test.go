@@ -1,8 +1,10 @@
 package main_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -31,9 +33,10 @@ func TestCommentCommandsEndToEnd(t *testing.T) {
 		t.Logf("%s ->\n%s", comment, got)
 		return got
 	}
-	mustContain(t, "version", reply("atlantis version"), "Version for dir: `staging` workspace: `default`: Terraform `1.5.7`")
+	tf := terraformBinVersion(t)
+	mustContain(t, "version", reply("atlantis version"), "Version for dir: `staging` workspace: `default`: Terraform `"+tf+"`")
 	v := reply("atlantis version -d production")
-	mustContain(t, "version -d", v, "Terraform: `1.5.7`", "No project of this pull request for dir `production` workspace `default` has been planned yet")
+	mustContain(t, "version -d", v, "Terraform: `"+tf+"`", "No project of this pull request for dir `production` workspace `default` has been planned yet")
 	if strings.Contains(v, "`staging`") {
 		t.Fatalf("version -d production names staging:\n%s", v)
 	}
@@ -124,4 +127,20 @@ func TestCancelInterruptsRunningPlan(t *testing.T) {
 	if len(locks) != 0 {
 		t.Fatalf("locks = %+v, want the canceled plan's released", locks)
 	}
+}
+
+// terraformBinVersion is the version the test Terraform binary reports.
+func terraformBinVersion(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command(terraformBin(t), "version", "-json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Version string `json:"terraform_version"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil || v.Version == "" {
+		t.Fatalf("terraform version -json: %v: %s", err, out)
+	}
+	return v.Version
 }

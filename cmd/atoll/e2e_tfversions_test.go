@@ -114,6 +114,11 @@ workflows:
 		t.Fatalf("downloaded terraform1.6.0: %v, %v", st, err)
 	}
 
+	// version names each project's own binary.
+	n0 := len(e.gh.pullComments(1))
+	e.comment(1, "atlantis version")
+	mustContain(t, "version", e.waitComment(1, n0+1), "workspace: `default` project: `new`: Terraform `1.6.0`", "Terraform `1.5.7`")
+
 	// A newer version meeting ~> 1.6.0 installed after the plan: the apply
 	// still runs the plan's 1.6.0 (a plan file applies only with the
 	// Terraform that made it).
