@@ -114,7 +114,8 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 			return nil
 		}
 		r.running.markPlan(w.pull.ID, w.req.ID)
-		return r.plan(ctx, w, &command.Command{Name: command.Plan}, true)
+		autoplan := &command.Command{Name: command.Plan}
+		return r.withHooks(ctx, w, "plan", autoplan, func() error { return r.plan(ctx, w, autoplan, true) })
 	}
 	cmd, err := r.Parser.Parse(w.req.Comment)
 	if err != nil {
@@ -134,9 +135,9 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 		return r.unlock(ctx, w)
 	case command.Plan:
 		r.running.markPlan(w.pull.ID, w.req.ID)
-		return r.plan(ctx, w, cmd, false)
+		return r.withHooks(ctx, w, "plan", cmd, func() error { return r.plan(ctx, w, cmd, false) })
 	case command.Apply:
-		return r.apply(ctx, w, cmd)
+		return r.withHooks(ctx, w, "apply", cmd, func() error { return r.apply(ctx, w, cmd) })
 	case command.Cancel:
 		return r.cancel(ctx, w)
 	}

@@ -1,0 +1,52 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	main "github.com/atollhq/atoll/cmd/atoll"
+)
+
+// The server-side repo config's workflow hooks run around plan and apply:
+// a pre hook writes atlantis.yaml before the projects are read (the
+// terragrunt-atlantis-config pattern), a failing one is told in a comment
+// and the plan goes on, and a post hook runs after the results with
+// Atlantis's variables.
+func TestWorkflowHooks(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "post.log")
+	cfg, _ := json.Marshal(map[string]any{"repos": []any{map[string]any{
+		"id": "/.*/",
+		"pre_workflow_hooks": []any{
+			map[string]any{"run": `printf 'version: 3\nprojects:\n- name: generated-staging\n  dir: staging\n' > atlantis.yaml`, "description": "generate"},
+			map[string]any{"run": "echo broken hook output; exit 3", "description": "broken"},
+		},
+		"post_workflow_hooks": []any{
+			map[string]any{"run": `echo "$COMMAND_NAME pull=$PULL_NUM user=$USER_NAME args=$COMMENT_ARGS dir=$(basename "$DIR")" >> ` + out},
+		},
+	}}})
+	e := newE2EWith(t, map[string]string{"staging/main.tf": tfProject("staging", 1)}, func(c *main.Config) { c.RepoConfigJSON = string(cfg) })
+	e.open(1, "grow", map[string]string{"staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
+
+	var all string
+	eventually(t, 90*time.Second, "the failed hook's comment and the plan", func() bool {
+		all = strings.Join(e.gh.pullComments(1), "\n")
+		return strings.Contains(all, "Pre workflow hook failed") && strings.Contains(all, "Plan: 2 to add")
+	})
+	mustContain(t, "comments", all, "broken (exit code 3)", "broken hook output", "generated-staging")
+	eventually(t, 10*time.Second, "the post hook", func() bool {
+		b, _ := os.ReadFile(out)
+		return strings.Contains(string(b), "plan pull=1 user=")
+	})
+
+	n := len(e.gh.pullComments(1))
+	e.comment(1, "atlantis apply -p generated-staging")
+	mustContain(t, "apply", e.waitComment(1, n+2), "Apply complete!")
+	eventually(t, 10*time.Second, "the post hook after apply", func() bool {
+		b, _ := os.ReadFile(out)
+		return strings.Contains(string(b), "apply pull=1")
+	})
+}

@@ -1,0 +1,92 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/runner/repocfg"
+)
+
+// hookOutputTail bounds the output a failed hook's comment quotes.
+const hookOutputTail = 3000
+
+// withHooks runs a plan or apply request between the server-side repo
+// config's pre and post workflow hooks, as Atlantis does: pre hooks in the
+// checkout of the head commit before the projects are read (so a hook may
+// write atlantis.yaml, as terragrunt-atlantis-config does), post hooks
+// after the results are reported. Pre hooks run once per request: a
+// request resumed after a restart, whose jobs exist, does not run them
+// again. A failing hook is told in a comment and does not stop the
+// command (Atlantis's default).
+func (r *Runner) withHooks(ctx context.Context, w *work, name string, cmd *command.Command, run func() error) error {
+	if r.ServerConfig == nil {
+		return run()
+	}
+	pre, post := r.ServerConfig.Hooks(serverRepoID(w.repo), w.pull.BaseRef)
+	if len(pre) > 0 {
+		jobs, err := r.DB.RequestJobs(ctx, w.req.ID)
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			r.runHooks(ctx, w, "pre", name, cmd, pre)
+		}
+	}
+	err := run()
+	r.runHooks(ctx, w, "post", name, cmd, post)
+	return err
+}
+
+// runHooks runs hooks one by one in the repository root of the head
+// commit's checkout. Only the server's configured commands reach a shell;
+// the comment's arguments reach them as COMMENT_ARGS only.
+func (r *Runner) runHooks(ctx context.Context, w *work, which, name string, cmd *command.Command, hooks []repocfg.Hook) {
+	if len(hooks) == 0 {
+		return
+	}
+	root, err := r.checkout(ctx, w, atoll.DefaultWorkspace, w.pull.HeadSHA)
+	if err != nil {
+		w.log.Warn(which+" workflow hooks: checkout", "err", err)
+		return
+	}
+	env := []string{
+		"BASE_REPO_NAME=" + w.repo.Name,
+		"BASE_REPO_OWNER=" + w.repo.Owner,
+		"HEAD_REPO_NAME=" + w.repo.Name,
+		"HEAD_REPO_OWNER=" + w.repo.Owner,
+		"HEAD_BRANCH_NAME=" + w.pull.HeadRef,
+		"HEAD_COMMIT=" + w.pull.HeadSHA,
+		"BASE_BRANCH_NAME=" + w.pull.BaseRef,
+		"PULL_NUM=" + strconv.Itoa(w.pull.Number),
+		"PULL_URL=" + w.pull.URL,
+		"PULL_AUTHOR=" + w.pull.Author,
+		"DIR=" + root,
+		"USER_NAME=" + w.req.User,
+		"COMMENT_ARGS=" + commentArgs(cmd.ExtraArgs),
+		"COMMAND_NAME=" + name,
+	}
+	for i, h := range hooks {
+		label := cmp.Or(h.Description, fmt.Sprintf("%s_workflow_hook %d", which, i+1))
+		shell, args := cmp.Or(h.Shell, "sh"), strings.Fields(cmp.Or(h.ShellArgs, "-c"))
+		argv := append(append([]string{shell}, args...), h.Run)
+		out, err := r.Terraform.Command(ctx, root, argv, env, nil)
+		if err == nil {
+			w.log.Info(which+" workflow hook ran", "hook", label)
+			continue
+		}
+		w.log.Warn(which+" workflow hook failed", "hook", label, "err", err)
+		if len(out) > hookOutputTail {
+			out = "…" + out[len(out)-hookOutputTail:]
+		}
+		body := fmt.Sprintf("**%s workflow hook failed**: %s (%s). The %s goes on.\n\n```\n%s\n```",
+			strings.ToUpper(which[:1])+which[1:], label, err, name, strings.TrimRight(out, "\n"))
+		if rerr := r.reply(ctx, w, "hook", body); rerr != nil {
+			w.log.Warn("comment failed workflow hook", "err", rerr)
+		}
+	}
+}
