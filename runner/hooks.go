@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/atollhq/atoll"
@@ -54,22 +53,7 @@ func (r *Runner) runHooks(ctx context.Context, w *work, which, name string, cmd 
 		w.log.Warn(which+" workflow hooks: checkout", "err", err)
 		return
 	}
-	env := []string{
-		"BASE_REPO_NAME=" + w.repo.Name,
-		"BASE_REPO_OWNER=" + w.repo.Owner,
-		"HEAD_REPO_NAME=" + w.repo.Name,
-		"HEAD_REPO_OWNER=" + w.repo.Owner,
-		"HEAD_BRANCH_NAME=" + w.pull.HeadRef,
-		"HEAD_COMMIT=" + w.pull.HeadSHA,
-		"BASE_BRANCH_NAME=" + w.pull.BaseRef,
-		"PULL_NUM=" + strconv.Itoa(w.pull.Number),
-		"PULL_URL=" + w.pull.URL,
-		"PULL_AUTHOR=" + w.pull.Author,
-		"DIR=" + root,
-		"USER_NAME=" + w.req.User,
-		"COMMENT_ARGS=" + commentArgs(cmd.ExtraArgs),
-		"COMMAND_NAME=" + name,
-	}
+	env := append(pullEnv(w, w.pull.HeadSHA, w.req.User, cmd.ExtraArgs), "DIR="+root, "COMMAND_NAME="+name)
 	for i, h := range hooks {
 		label := cmp.Or(h.Description, fmt.Sprintf("%s_workflow_hook %d", which, i+1))
 		shell, args := cmp.Or(h.Shell, "sh"), strings.Fields(cmp.Or(h.ShellArgs, "-c"))

@@ -288,6 +288,21 @@ func (s *steps) commandEnv(ctx context.Context) ([]string, error) {
 		"PLANFILE=" + s.planFile,
 		"SHOWFILE=" + s.showFile(),
 		"POLICYCHECKFILE=" + strings.TrimSuffix(s.planFile, ".tfplan") + "-policyout.json",
+		"PROJECT_NAME=" + j.Project,
+		"REPO_REL_DIR=" + j.Dir,
+	}
+	env = append(env, pullEnv(w, j.HeadSHA, j.User, j.Spec.ExtraArgs)...)
+	if dirs := s.r.terraformPath(s.w, s.j); len(dirs) > 0 {
+		path := envValue(s.terraform().Environ(), "PATH")
+		env = append(env, "PATH="+strings.Join(append(dirs, path), string(os.PathListSeparator)))
+	}
+	return append(env, s.env...), nil
+}
+
+// pullEnv is what Atlantis tells run steps and workflow hooks about the
+// pull request, the commit and the command's user and arguments.
+func pullEnv(w *work, headSHA, user string, extraArgs []string) []string {
+	return []string{
 		"BASE_REPO_NAME=" + w.repo.Name,
 		"BASE_REPO_OWNER=" + w.repo.Owner,
 		// Fork pull requests are refused unless allowed; the head
@@ -295,21 +310,14 @@ func (s *steps) commandEnv(ctx context.Context) ([]string, error) {
 		"HEAD_REPO_NAME=" + w.repo.Name,
 		"HEAD_REPO_OWNER=" + w.repo.Owner,
 		"HEAD_BRANCH_NAME=" + w.pull.HeadRef,
-		"HEAD_COMMIT=" + j.HeadSHA,
+		"HEAD_COMMIT=" + headSHA,
 		"BASE_BRANCH_NAME=" + w.pull.BaseRef,
-		"PROJECT_NAME=" + j.Project,
-		"PULL_NUM=" + strconv.Itoa(j.Pull),
+		"PULL_NUM=" + strconv.Itoa(w.pull.Number),
 		"PULL_URL=" + w.pull.URL,
 		"PULL_AUTHOR=" + w.pull.Author,
-		"REPO_REL_DIR=" + j.Dir,
-		"USER_NAME=" + j.User,
-		"COMMENT_ARGS=" + commentArgs(j.Spec.ExtraArgs),
+		"USER_NAME=" + user,
+		"COMMENT_ARGS=" + commentArgs(extraArgs),
 	}
-	if dirs := s.r.terraformPath(s.w, s.j); len(dirs) > 0 {
-		path := envValue(s.terraform().Environ(), "PATH")
-		env = append(env, "PATH="+strings.Join(append(dirs, path), string(os.PathListSeparator)))
-	}
-	return append(env, s.env...), nil
 }
 
 // commentArgs is COMMENT_ARGS: the comment's arguments after "--", each

@@ -27,7 +27,7 @@ type azureConfig struct {
 
 func azureFlags(fs *flag.FlagSet, c *azureConfig) {
 	fs.StringVar(&c.AzureHostname, "azuredevops-hostname", azuredevops.DefaultHostname, "Azure DevOps host: dev.azure.com, or an Azure DevOps Server host with its virtual directory (tfs.example.com/tfs); https unless a scheme is given")
-	fs.StringVar(&c.AzureUser, "azuredevops-user", "", "Azure DevOps user Atoll comments as (the PAT's owner; also makes @user a command prefix)")
+	fs.StringVar(&c.AzureUser, "azuredevops-user", "", "Azure DevOps account Atoll comments as (its unique name): its threads are the ones closed when earlier plans are hidden")
 	fs.StringVar(&c.AzureToken, "azuredevops-token", "", "Azure DevOps personal access token (Code: read & write, Code status; or use a service principal)")
 	fs.StringVar(&c.AzureWebhookUser, "azuredevops-webhook-user", "", "user name Azure DevOps service hooks send (basic auth)")
 	fs.StringVar(&c.AzureWebhookPassword, "azuredevops-webhook-password", "", "password Azure DevOps service hooks send (basic auth)")

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -270,7 +269,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Workdirs:  &git.Workdirs{Root: workDir, Strategy: c.CheckoutStrategy, Procs: procReg},
 		Terraform: terraform.Runner{Bin: tfBin, Nice: 10, Env: m.terraformEnv(dataDir), Procs: procReg},
 		Procs:     procReg,
-		Parser:    command.Parser{ExecutableName: c.ExecutableName, VCSUser: cmp.Or(c.GHUser, c.AzureUser), AllowCommands: c.allowed()},
+		Parser:    command.Parser{ExecutableName: c.ExecutableName, VCSUser: c.GHUser, AllowCommands: c.allowed()},
 		Markdown:  markdown.Renderer{Executable: c.ExecutableName},
 		Hub:       runner.NewHub(),
 		Allowlist: runner.ParseAllowlist(c.RepoAllowlist),
