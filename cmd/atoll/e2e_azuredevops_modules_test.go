@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -66,11 +65,7 @@ func TestAzureDevOpsServicePrincipalAndPrivateModule(t *testing.T) {
 	az.AcceptBearer(adoSPToken, adoSP)
 
 	// The module repository, in the same project, served by the same host.
-	mod := &gitRepo{t: t, Dir: filepath.Join(t.TempDir(), "modules")}
-	os.MkdirAll(mod.Dir, 0o755)
-	mod.git("init", "--quiet", "--initial-branch=main")
-	mod.commit("module", map[string]string{"m/main.tf": "resource \"terraform_data\" \"m\" {\n  input = \"from the private module\"\n}\n"})
-	mod.git("tag", "v1")
+	mod := newModuleRepo(t, filepath.Join(t.TempDir(), "modules"), "from the private module")
 	az.AddRepo(adoOrg, adoProject, "modules")
 	az.ServeGit(adoOrg, adoProject, "modules", mod.Dir)
 	source := az.URL + "/" + adoOrg + "/" + adoProject + "/_git/modules//m?ref=v1"
@@ -148,10 +143,7 @@ func TestGitHubPullRequestWithAModuleOnAzureRepos(t *testing.T) {
 
 	az := azuretest.NewServer(t)
 	az.AcceptPAT(adoPAT, adoBot)
-	mod := &gitRepo{t: t, Dir: filepath.Join(t.TempDir(), "modules")}
-	os.MkdirAll(mod.Dir, 0o755)
-	mod.git("init", "--quiet", "--initial-branch=main")
-	mod.commit("module", map[string]string{"m/main.tf": "resource \"terraform_data\" \"m\" {\n  input = \"from Azure Repos\"\n}\n"})
+	mod := newModuleRepo(t, filepath.Join(t.TempDir(), "modules"), "from Azure Repos")
 	az.AddRepo(adoOrg, adoProject, "modules")
 	az.ServeGit(adoOrg, adoProject, "modules", mod.Dir)
 

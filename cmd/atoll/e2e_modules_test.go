@@ -47,11 +47,7 @@ func TestPrivateModuleThroughCredentialHelper(t *testing.T) {
 	cloneURL, _ := serveGit(t, repo, token)
 	// The module repository sits beside the project's, on the same
 	// authenticated git server.
-	mod := &gitRepo{t: t, Dir: filepath.Join(filepath.Dir(repo.Dir), "modules")}
-	os.MkdirAll(mod.Dir, 0o755)
-	mod.git("init", "--quiet", "--initial-branch=main")
-	mod.commit("module", map[string]string{"m/main.tf": "resource \"terraform_data\" \"m\" {\n  input = \"from the private module\"\n}\n"})
-	mod.git("tag", "v1")
+	newModuleRepo(t, filepath.Join(filepath.Dir(repo.Dir), "modules"), "from the private module")
 	source := strings.TrimSuffix(cloneURL, "/infra") + "/modules//m?ref=v1"
 
 	dataDir := t.TempDir()
@@ -128,4 +124,18 @@ func noSecretIn(t *testing.T, dataDir, secret, when string) {
 	if gitConfigs == 0 || modules == 0 {
 		t.Fatalf("%s: the data dir holds %d .git/config files and %d installed private modules", when, gitConfigs, modules)
 	}
+}
+
+// newModuleRepo makes a git repository in dir holding module m, a
+// terraform_data whose input is input, on main tagged v1.
+func newModuleRepo(t *testing.T, dir, input string) *gitRepo {
+	t.Helper()
+	mod := &gitRepo{t: t, Dir: dir}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mod.git("init", "--quiet", "--initial-branch=main")
+	mod.commit("module", map[string]string{"m/main.tf": "resource \"terraform_data\" \"m\" {\n  input = \"" + input + "\"\n}\n"})
+	mod.git("tag", "v1")
+	return mod
 }
