@@ -61,7 +61,7 @@ func TestStandbyPublishesChanges(t *testing.T) {
 	db.Changes = changes
 	b := node.New(node.Config{
 		ID: "b", AdvertiseURL: "http://b", Version: "test", ReplicaURL: "file://" + dir,
-		Client: file.NewReplicaClient(dir), Leaser: replica.NewFileLeaser(dir), TTL: time.Second,
+		Client: file.NewReplicaClient(dir), Leaser: replica.NewFileLeaser(dir), TTL: testTTL,
 		DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Changes: changes,
 		Activate:   func(context.Context, int64) error { return nil },
 		Deactivate: func(bool) {},
