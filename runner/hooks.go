@@ -3,6 +3,7 @@ package runner
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -32,8 +33,8 @@ func (r *Runner) withHooks(ctx context.Context, w *work, name string, cmd *comma
 		if err != nil {
 			return err
 		}
-		if len(jobs) == 0 {
-			r.runHooks(ctx, w, "pre", name, cmd, pre)
+		if len(jobs) == 0 && !r.runHooks(ctx, w, "pre", name, cmd, pre) && r.FailOnPreWorkflowHookError {
+			return nil // the failure was commented; the command does not run
 		}
 	}
 	err := run()
@@ -43,17 +44,24 @@ func (r *Runner) withHooks(ctx context.Context, w *work, name string, cmd *comma
 
 // runHooks runs hooks one by one in the repository root of the head
 // commit's checkout. Only the server's configured commands reach a shell;
-// the comment's arguments reach them as COMMENT_ARGS only.
-func (r *Runner) runHooks(ctx context.Context, w *work, which, name string, cmd *command.Command, hooks []repocfg.Hook) {
+// the comment's arguments reach them as COMMENT_ARGS only. It reports
+// whether every hook succeeded; the first failure ends the pre hooks when
+// they stop the command.
+func (r *Runner) runHooks(ctx context.Context, w *work, which, name string, cmd *command.Command, hooks []repocfg.Hook) bool {
 	if len(hooks) == 0 {
-		return
+		return true
 	}
+	stops := which == "pre" && r.FailOnPreWorkflowHookError
 	root, err := r.checkout(ctx, w, atoll.DefaultWorkspace, w.pull.HeadSHA)
 	if err != nil {
 		w.log.Warn(which+" workflow hooks: checkout", "err", err)
-		return
+		if stops {
+			r.hookFailed(ctx, w, which, name, "checkout", errors.New("the pull request could not be checked out"), "")
+		}
+		return false
 	}
 	env := append(pullEnv(w, w.pull.HeadSHA, w.req.User, cmd.ExtraArgs), "DIR="+root, "COMMAND_NAME="+name)
+	ok := true
 	for i, h := range hooks {
 		label := cmp.Or(h.Description, fmt.Sprintf("%s_workflow_hook %d", which, i+1))
 		shell, args := cmp.Or(h.Shell, "sh"), strings.Fields(cmp.Or(h.ShellArgs, "-c"))
@@ -64,13 +72,27 @@ func (r *Runner) runHooks(ctx context.Context, w *work, which, name string, cmd 
 			continue
 		}
 		w.log.Warn(which+" workflow hook failed", "hook", label, "err", err)
-		if len(out) > hookOutputTail {
-			out = "…" + out[len(out)-hookOutputTail:]
+		r.hookFailed(ctx, w, which, name, label, err, out)
+		if stops {
+			return false
 		}
-		body := fmt.Sprintf("**%s workflow hook failed**: %s (%s). The %s goes on.\n\n```\n%s\n```",
-			strings.ToUpper(which[:1])+which[1:], label, err, name, strings.TrimRight(out, "\n"))
-		if rerr := r.reply(ctx, w, "hook", body); rerr != nil {
-			w.log.Warn("comment failed workflow hook", "err", rerr)
-		}
+		ok = false
+	}
+	return ok
+}
+
+// hookFailed comments a failed hook with the end of its output.
+func (r *Runner) hookFailed(ctx context.Context, w *work, which, name, label string, err error, out string) {
+	if len(out) > hookOutputTail {
+		out = "…" + out[len(out)-hookOutputTail:]
+	}
+	outcome := fmt.Sprintf("The %s goes on.", name)
+	if which == "pre" && r.FailOnPreWorkflowHookError {
+		outcome = fmt.Sprintf("The %s was not run (--fail-on-pre-workflow-hook-error).", name)
+	}
+	body := fmt.Sprintf("**%s workflow hook failed**: %s (%s). %s\n\n```\n%s\n```",
+		strings.ToUpper(which[:1])+which[1:], label, err, outcome, strings.TrimRight(out, "\n"))
+	if rerr := r.reply(ctx, w, "hook", body); rerr != nil {
+		w.log.Warn("comment failed workflow hook", "err", rerr)
 	}
 }

@@ -38,7 +38,7 @@ func (r *Runner) plan(ctx context.Context, w *work, cmd *command.Command, autopl
 		r.status(ctx, w, sha, "plan", "", vcs.StatusSuccess, "0/0 projects planned: no Terraform changes.", "")
 		// Nothing to apply either: required apply checks must pass.
 		r.status(ctx, w, sha, "apply", "", vcs.StatusSuccess, "0/0 projects applied successfully.", "")
-		if autoplan {
+		if autoplan || r.SilenceNoProjects {
 			return nil
 		}
 		return r.reply(ctx, w, "plan", "Ran Plan for 0 projects: no modified Terraform projects were found in this pull request.")
@@ -55,6 +55,10 @@ func (r *Runner) plan(ctx context.Context, w *work, cmd *command.Command, autopl
 func (r *Runner) fail(ctx context.Context, w *work, command string, err error) error {
 	ctx, cancel := reportContext(ctx)
 	defer cancel()
+	if errors.Is(err, errForkPR) && r.SilenceForkPRErrors {
+		w.log.Info(command+" refused: pull request from a fork (not commented: --silence-fork-pr-errors)")
+		return nil
+	}
 	w.log.Error(command+" failed", "err", err)
 	r.status(ctx, w, w.pull.HeadSHA, command, "", vcs.StatusFailure, "Failed: see the pull request comment.", r.pullURL(w))
 	body := r.Markdown.Error(command, atoll.ErrorMessage(err), vcs.Marker(command))
@@ -64,6 +68,9 @@ func (r *Runner) fail(ctx context.Context, w *work, command string, err error) e
 	return err
 }
 
+// errForkPR refuses a pull request from a fork without --allow-fork-prs.
+var errForkPR = atoll.Errorf(atoll.EFORBIDDEN, "Atoll does not run on pull requests from forks: this server was not started with --allow-fork-prs.")
+
 // refresh fetches the pull request from the VCS and stores what changed.
 func (r *Runner) refresh(ctx context.Context, w *work) (*vcs.PullDetails, error) {
 	d, err := w.vcs.GetPull(ctx, *w.repo, w.pull.Number)
@@ -71,7 +78,7 @@ func (r *Runner) refresh(ctx context.Context, w *work) (*vcs.PullDetails, error)
 		return nil, err
 	}
 	if d.Fork && !r.AllowForkPRs {
-		return nil, atoll.Errorf(atoll.EFORBIDDEN, "Atoll does not run on pull requests from forks: this server was not started with --allow-fork-prs.")
+		return nil, errForkPR
 	}
 	// Parallel jobs refresh and check out at once: the pull's fields are
 	// read and written under the work's lock.
@@ -157,8 +164,8 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 				Spec: atoll.JobSpec{ExtraArgs: cmd.ExtraArgs, Verbose: cmd.Verbose, Workflow: p.Workflow,
 					TerraformVersion: p.TerraformVersion, TerraformDistribution: p.TerraformDistribution, ApplyRequirements: p.ApplyRequirements,
 					PlanRequirements: p.PlanRequirements, Autoplan: autoplan,
-					Parallel: cfg != nil && cfg.ParallelPlan, ParallelApply: cfg != nil && cfg.ParallelApply,
-					Automerge: cfg != nil && cfg.Automerge, Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
+					Parallel: repocfg.Setting(cfg.ParallelPlan, r.ParallelPlan), ParallelApply: repocfg.Setting(cfg.ParallelApply, r.ParallelApply),
+					Automerge: repocfg.Setting(cfg.Automerge, r.Automerge), Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
 					AbortOnOrderFail: cfg != nil && cfg.AbortOnExecutionOrderFail}}
 			if err := applyWorkflow(cfg, p, &j.Spec); err != nil {
 				return err

@@ -62,6 +62,19 @@ type Runner struct {
 	// DisableAutoplan stops pull request events from planning
 	// (--disable-autoplan); plan comments still plan.
 	DisableAutoplan bool
+	// Automerge, ParallelPlan and ParallelApply are what a repository gets
+	// when its atlantis.yaml does not say (--automerge, --parallel-plan,
+	// --parallel-apply), as in Atlantis.
+	Automerge, ParallelPlan, ParallelApply bool
+	// FailOnPreWorkflowHookError stops a command when one of its pre
+	// workflow hooks fails (--fail-on-pre-workflow-hook-error); otherwise
+	// the failure is commented and the command goes on.
+	FailOnPreWorkflowHookError bool
+	// SilenceForkPRErrors and SilenceNoProjects keep the refusal of a
+	// fork's pull request and a plan comment that finds no projects out of
+	// the pull request (Atlantis's --silence-fork-pr-errors and
+	// --silence-no-projects); they are still logged.
+	SilenceForkPRErrors, SilenceNoProjects bool
 	// StopTimeout is how long Stop lets running jobs finish.
 	StopTimeout time.Duration
 	Logger      *slog.Logger

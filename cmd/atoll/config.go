@@ -62,6 +62,7 @@ type Config struct {
 	terraformConfig // --tf-bin-dir, --tf-download, --tf-distribution (terraform.go)
 
 	commandsConfig // --allow-commands, --disable-apply, --disable-autoplan (commands.go)
+	atlantisConfig // --automerge, --parallel-plan, --silence-*, ... (atlantisflags.go)
 
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
@@ -116,6 +117,8 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	azureFlags(fs, &c.azureConfig)
 	repoConfigFlags(fs, &c.repoConfig)
 	commandsFlags(fs, &c.commandsConfig)
+	atlantisFlags(fs, &c.atlantisConfig)
+	aliasFlags(fs)
 	terraformFlags(fs, &c.terraformConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {
@@ -139,21 +142,32 @@ func (c *Config) Parse(args []string, getenv func(string) string) error {
 	if fs.NArg() > 0 {
 		return usageError{err: fmt.Errorf("unexpected argument %q: flags only", fs.Arg(0))}
 	}
-	given := map[string]bool{}
+	given, set := map[string]bool{}, map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, arg := range args {
+		// The names the command line used: an alias sets its flag too, so
+		// fs.Visit cannot tell them apart.
+		if strings.HasPrefix(arg, "-") {
+			name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+			set[name] = true
+		}
+	}
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
 		if given[f.Name] || err != nil {
 			return
 		}
-		env := "ATOLL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v := getenv(env); v != "" {
+		if v, env := envValue(f.Name, getenv); v != "" {
+			set[f.Name] = true
 			if serr := fs.Set(f.Name, v); serr != nil {
 				err = fmt.Errorf("%s: %w", env, serr)
 			}
 		}
 	})
 	if err != nil {
+		return err
+	}
+	if err := checkAliases(set); err != nil {
 		return err
 	}
 	if err := c.readSecretFiles(fs); err != nil {

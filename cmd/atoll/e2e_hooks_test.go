@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atollhq/atoll"
 	main "github.com/atollhq/atoll/cmd/atoll"
 )
 
@@ -49,4 +50,38 @@ func TestWorkflowHooks(t *testing.T) {
 		b, _ := os.ReadFile(out)
 		return strings.Contains(string(b), "apply pull=1")
 	})
+}
+
+// With --fail-on-pre-workflow-hook-error a failing pre hook stops the
+// command: the failure is commented, no project is planned or locked and
+// the post hooks do not run.
+func TestFailOnPreWorkflowHookError(t *testing.T) {
+	post := filepath.Join(t.TempDir(), "post.log")
+	cfg, _ := json.Marshal(map[string]any{"repos": []any{map[string]any{
+		"id":                  "/.*/",
+		"pre_workflow_hooks":  []any{map[string]any{"run": "echo policy gate says no; exit 4", "description": "gate"}},
+		"post_workflow_hooks": []any{map[string]any{"run": "echo ran >> " + post}},
+	}}})
+	e := newE2EConfigured(t, func(c *main.Config) {
+		c.RepoConfigJSON = string(cfg)
+		c.FailOnPreWorkflowHookError = true
+	})
+	e.open(1, "grow", map[string]string{"staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
+	mustContain(t, "the hook's comment", e.waitComment(1, 1), "Pre workflow hook failed", "gate (exit code 4)",
+		"policy gate says no", "The plan was not run (--fail-on-pre-workflow-hook-error)")
+
+	// Requests of a pull request run one at a time: unlock's answer comes
+	// after the plan request ended, and there was nothing to unlock.
+	e.comment(1, "atlantis unlock")
+	mustContain(t, "unlock", e.waitComment(1, 2), "no locks or plans")
+	jobs, err := e.m.DB.Jobs(t.Context(), atoll.JobFilter{Pull: 1})
+	if err != nil || len(jobs) != 0 {
+		t.Fatalf("jobs after a failed pre hook = %v, %v; want none", jobs, err)
+	}
+	if _, err := os.Stat(post); !os.IsNotExist(err) {
+		t.Fatalf("the post hook ran after the command was stopped (stat: %v)", err)
+	}
+	if comments := e.gh.pullComments(1); len(comments) != 2 {
+		t.Fatalf("comments = %d, want the hook's and unlock's:\n%s", len(comments), strings.Join(comments, "\n---\n"))
+	}
 }

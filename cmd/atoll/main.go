@@ -269,7 +269,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Workdirs:  &git.Workdirs{Root: workDir, Strategy: c.CheckoutStrategy, Procs: procReg},
 		Terraform: terraform.Runner{Bin: tfBin, Nice: 10, Env: m.terraformEnv(dataDir), Procs: procReg},
 		Procs:     procReg,
-		Parser:    command.Parser{ExecutableName: c.ExecutableName, VCSUser: c.GHUser, AllowCommands: c.allowed()},
+		Parser:    command.Parser{ExecutableName: c.ExecutableName, VCSUser: c.GHUser, AllowCommands: c.allowed(), DisableApplyAll: c.DisableApplyAll},
 		Markdown:  markdown.Renderer{Executable: c.ExecutableName},
 		Hub:       runner.NewHub(),
 		Allowlist: runner.ParseAllowlist(c.RepoAllowlist),
@@ -277,6 +277,9 @@ func (m *Main) Run(ctx context.Context) error {
 		Parallelism: c.Parallelism, AllowForkPRs: c.AllowForkPRs, HidePrevPlanComments: c.HidePrevPlanComments || c.Demo, StopTimeout: c.StopTimeout, Logger: m.Logger,
 		AllowDraftPRs: c.AllowDraftPRs, PlanApproval: approvalPolicy, Credentials: m.Credentials,
 		DisableAutoplan: c.DisableAutoplan,
+		Automerge:       c.Automerge, ParallelPlan: c.ParallelPlan, ParallelApply: c.ParallelApply,
+		FailOnPreWorkflowHookError: c.FailOnPreWorkflowHookError,
+		SilenceForkPRErrors:        c.SilenceForkPRErrors, SilenceNoProjects: c.SilenceNoProjects,
 	}
 	if m.Runner.ServerConfig, err = c.serverConfig(); err != nil {
 		return err

@@ -61,6 +61,9 @@ type Parser struct {
 	// AllowCommands lists the commands comments may run (--allow-commands);
 	// nil allows all of them. help is always allowed.
 	AllowCommands []string
+	// DisableApplyAll refuses an apply that names no project, directory
+	// or workspace (--disable-apply-all).
+	DisableApplyAll bool
 }
 
 // DefaultExecutableName is the prefix used when Parser.ExecutableName is empty.

@@ -21,6 +21,12 @@ func (p Parser) usageError(name, format string, args ...any) *atoll.Error {
 	return &atoll.Error{Code: atoll.EINVALID, Message: fence(msg + p.usageText(name))}
 }
 
+// applyAllDisabled refuses an apply of every project (--disable-apply-all).
+func (p Parser) applyAllDisabled() *atoll.Error {
+	return &atoll.Error{Code: atoll.EINVALID, Message: fmt.Sprintf("**Error:** running `%s apply` without flags is disabled on this server "+
+		"(--disable-apply-all). Name what to apply with -p, -d or -w.", p.executable())}
+}
+
 // helpReply answers "<command> --help": not a mistake, but like a mistake it
 // is answered with a reply instead of being run.
 func (p Parser) helpReply(name string) *atoll.Error {

@@ -163,6 +163,9 @@ func (p Parser) parseFlags(name string, args []string) (*Command, error) {
 	if err := p.validate(cmd); err != nil {
 		return nil, err
 	}
+	if p.DisableApplyAll && cmd.Name == Apply && cmd.Dir == "" && cmd.Workspace == "" && cmd.Project == "" {
+		return nil, p.applyAllDisabled()
+	}
 	return cmd, nil
 }
 

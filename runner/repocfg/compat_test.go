@@ -109,7 +109,7 @@ var referenceYAML = lines(
 
 func TestParseAtlantisReference(t *testing.T) {
 	cfg := mustParse(t, referenceYAML)
-	if !cfg.Automerge || !cfg.ParallelPlan || !cfg.ParallelApply || cfg.Version != 3 {
+	if !*cfg.Automerge || !*cfg.ParallelPlan || !*cfg.ParallelApply || cfg.Version != 3 {
 		t.Errorf("top-level settings = %+v", cfg)
 	}
 	net := cfg.Projects[0]

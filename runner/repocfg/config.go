@@ -2,10 +2,13 @@ package repocfg
 
 // Config is a parsed atlantis.yaml.
 type Config struct {
-	Version       int
-	Automerge     bool
-	ParallelPlan  bool
-	ParallelApply bool
+	Version int
+	// Automerge, ParallelPlan and ParallelApply are nil when the file does
+	// not set them: the server's defaults (--automerge, --parallel-plan,
+	// --parallel-apply) apply, as in Atlantis.
+	Automerge     *bool
+	ParallelPlan  *bool
+	ParallelApply *bool
 	// AbortOnExecutionOrderFail stops a plan or apply after the first
 	// execution_order_group with a failure: later groups do not run.
 	AbortOnExecutionOrderFail bool
@@ -132,4 +135,13 @@ func (p Project) clone() Project {
 	p.PlanRequirements = append([]string(nil), p.PlanRequirements...)
 	p.DependsOn = append([]string(nil), p.DependsOn...)
 	return p
+}
+
+// Setting is an optional boolean of the file (Automerge, ParallelPlan,
+// ParallelApply): its value, or def, the server's, when it is not set.
+func Setting(v *bool, def bool) bool {
+	if v == nil {
+		return def
+	}
+	return *v
 }

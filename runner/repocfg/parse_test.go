@@ -9,6 +9,8 @@ import (
 
 var defaultAutoplan = repocfg.Autoplan{Enabled: true, WhenModified: []string{"**/*.tf*", "**/terragrunt.hcl", "**/.terraform.lock.hcl"}}
 
+var yes = true
+
 func TestParseAllKeys(t *testing.T) {
 	cfg := mustParse(t, lines(
 		`version: 3`,
@@ -64,9 +66,9 @@ func TestParseAllKeys(t *testing.T) {
 	))
 	want := &repocfg.Config{
 		Version:       3,
-		Automerge:     true,
-		ParallelPlan:  true,
-		ParallelApply: true,
+		Automerge:     &yes,
+		ParallelPlan:  &yes,
+		ParallelApply: &yes,
 		Explicit:      true,
 		// Acted on since execution order groups and depends_on run.
 		AbortOnExecutionOrderFail: true,
@@ -137,12 +139,12 @@ func TestParseValid(t *testing.T) {
 			}
 		}},
 		{"version only", lines(`version: 3`), func(t *testing.T, cfg *repocfg.Config) {
-			if len(cfg.Projects) != 0 || cfg.Automerge {
+			if len(cfg.Projects) != 0 || cfg.Automerge != nil || cfg.ParallelPlan != nil || cfg.ParallelApply != nil {
 				t.Errorf("got %+v", cfg)
 			}
 		}},
 		{"null sections keep defaults", lines(`version: 3`, `automerge:`, `projects:`, `workflows: ~`), func(t *testing.T, cfg *repocfg.Config) {
-			if len(cfg.Projects) != 0 || cfg.Workflows == nil || cfg.Automerge {
+			if len(cfg.Projects) != 0 || cfg.Workflows == nil || cfg.Automerge != nil {
 				t.Errorf("got %+v", cfg)
 			}
 		}},
@@ -223,8 +225,13 @@ func TestParseValid(t *testing.T) {
 				t.Errorf("b autoplan = %+v", cfg.Projects[1].Autoplan)
 			}
 		}},
+		{"an unset setting takes the server's default, a set one overrides it", lines(`version: 3`, `automerge: false`), func(t *testing.T, cfg *repocfg.Config) {
+			if repocfg.Setting(cfg.Automerge, true) || !repocfg.Setting(cfg.ParallelPlan, true) || repocfg.Setting(cfg.ParallelApply, false) {
+				t.Errorf("got automerge %v parallel_plan %v parallel_apply %v", cfg.Automerge, cfg.ParallelPlan, cfg.ParallelApply)
+			}
+		}},
 		{"YAML 1.1 plain booleans", lines(`version: 3`, `automerge: yes`, `parallel_plan: on`, `parallel_apply: off`), func(t *testing.T, cfg *repocfg.Config) {
-			if !cfg.Automerge || !cfg.ParallelPlan || cfg.ParallelApply {
+			if !*cfg.Automerge || !*cfg.ParallelPlan || *cfg.ParallelApply {
 				t.Errorf("got %+v", cfg)
 			}
 		}},

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+)
+
+// atlantisConfig holds Atlantis's server flags that change what a
+// repository gets by default or what is said on the pull request, under
+// their Atlantis names.
+type atlantisConfig struct {
+	Automerge                  bool
+	ParallelPlan               bool
+	ParallelApply              bool
+	DisableApplyAll            bool
+	FailOnPreWorkflowHookError bool
+	SilenceForkPRErrors        bool
+	SilenceNoProjects          bool
+}
+
+func atlantisFlags(fs *flag.FlagSet, c *atlantisConfig) {
+	fs.BoolVar(&c.Automerge, "automerge", false, "merge a pull request once all its plans are applied, unless its atlantis.yaml sets automerge")
+	fs.BoolVar(&c.ParallelPlan, "parallel-plan", false, "plan a request's projects in parallel, unless atlantis.yaml sets parallel_plan")
+	fs.BoolVar(&c.ParallelApply, "parallel-apply", false, "apply a request's projects in parallel, unless atlantis.yaml sets parallel_apply")
+	fs.BoolVar(&c.DisableApplyAll, "disable-apply-all", false, "refuse an apply comment that names no project, directory or workspace")
+	fs.BoolVar(&c.FailOnPreWorkflowHookError, "fail-on-pre-workflow-hook-error", false, "do not run a command when one of its pre workflow hooks fails (default: comment the failure and go on)")
+	fs.BoolVar(&c.SilenceForkPRErrors, "silence-fork-pr-errors", false, "do not comment on pull requests from forks that are refused (without --allow-fork-prs)")
+	fs.BoolVar(&c.SilenceNoProjects, "silence-no-projects", false, "do not comment when a plan comment finds no projects")
+}
+
+// flagAliases are Atlantis's names of Atoll's flags. An alias sets its
+// flag; giving both is an error.
+var flagAliases = map[string]string{
+	"atlantis-url":            "public-url",
+	"parallel-pool-size":      "parallelism",
+	"default-tf-distribution": "tf-distribution",
+}
+
+func aliasFlags(fs *flag.FlagSet) {
+	for alias, name := range flagAliases {
+		fs.Func(alias, "Atlantis's name of --"+name, func(v string) error { return fs.Set(name, v) })
+	}
+}
+
+// envValue is a flag's value from the environment: ATOLL_<FLAG>, else
+// Atlantis's ATLANTIS_<FLAG>, so that an Atlantis deployment's environment
+// carries over. It names the variable it read.
+func envValue(name string, getenv func(string) string) (value, from string) {
+	suffix := strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	for _, prefix := range []string{"ATOLL_", "ATLANTIS_"} {
+		if v := getenv(prefix + suffix); v != "" {
+			return v, prefix + suffix
+		}
+	}
+	return "", ""
+}
+
+// checkAliases refuses an alias set together with its flag (on the command
+// line or in the environment): which one should win is not obvious.
+func checkAliases(set map[string]bool) error {
+	for alias, name := range flagAliases {
+		if set[alias] && set[name] {
+			return fmt.Errorf("--%s is Atlantis's name of --%s: set one of them", alias, name)
+		}
+	}
+	return nil
+}
