@@ -12,8 +12,9 @@ import (
 //   - every ATOLL_* variable: Atoll's flags and secrets (tokens, webhook and
 //     session secrets, passwords, the replica's ATOLL_REPLICA_* keys) are all
 //     read from ATOLL_* variables;
-//   - ATLANTIS_* variables naming a token, secret, password or key, which a
-//     migrated deployment may still carry;
+//   - ATLANTIS_* variables naming a token, secret, password or key: a
+//     migrated deployment carries them, and Atoll reads them as its flags
+//     when the ATOLL_* ones are unset;
 //   - the server's own git credential settings (GIT_CONFIG_*, GIT_ASKPASS):
 //     a run gets only its credential helper grant (RunEnv);
 //   - per-project settings that a server-wide value would get wrong: a
