@@ -27,9 +27,9 @@ import (
 	"github.com/atollhq/atoll/vcs"
 )
 
-// StatusName prefixes commit status contexts, as Atlantis's default does, so
-// branch protection rules written for Atlantis keep working.
-const StatusName = "atlantis"
+// DefaultStatusName prefixes commit status contexts, as Atlantis's default
+// does, so branch protection rules written for Atlantis keep working.
+const DefaultStatusName = "atlantis"
 
 // Runner owns the queue and the workers.
 type Runner struct {
@@ -75,6 +75,9 @@ type Runner struct {
 	// the pull request (Atlantis's --silence-fork-pr-errors and
 	// --silence-no-projects); they are still logged.
 	SilenceForkPRErrors, SilenceNoProjects bool
+	// StatusName prefixes commit status contexts and check runs
+	// (--vcs-status-name); "" is DefaultStatusName.
+	StatusName string
 	// StopTimeout is how long Stop lets running jobs finish.
 	StopTimeout time.Duration
 	Logger      *slog.Logger

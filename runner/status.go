@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -21,7 +22,7 @@ func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo
 	if sha == "" {
 		return
 	}
-	name := StatusName + "/" + command
+	name := cmp.Or(r.StatusName, DefaultStatusName) + "/" + command
 	if label != "" {
 		name += ": " + label
 	}

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+
+	"github.com/atollhq/atoll/runner"
 )
 
 // atlantisConfig holds Atlantis's server flags that change what a
@@ -17,6 +19,7 @@ type atlantisConfig struct {
 	FailOnPreWorkflowHookError bool
 	SilenceForkPRErrors        bool
 	SilenceNoProjects          bool
+	VCSStatusName              string
 }
 
 func atlantisFlags(fs *flag.FlagSet, c *atlantisConfig) {
@@ -26,6 +29,7 @@ func atlantisFlags(fs *flag.FlagSet, c *atlantisConfig) {
 	fs.BoolVar(&c.DisableApplyAll, "disable-apply-all", false, "refuse an apply comment that names no project, directory or workspace")
 	fs.BoolVar(&c.FailOnPreWorkflowHookError, "fail-on-pre-workflow-hook-error", false, "do not run a command when one of its pre workflow hooks fails (default: comment the failure and go on)")
 	fs.BoolVar(&c.SilenceForkPRErrors, "silence-fork-pr-errors", false, "do not comment on pull requests from forks that are refused (without --allow-fork-prs)")
+	fs.StringVar(&c.VCSStatusName, "vcs-status-name", runner.DefaultStatusName, "prefix of commit status and check run names (atlantis/plan, ...); branch protection rules name them")
 	fs.BoolVar(&c.SilenceNoProjects, "silence-no-projects", false, "do not comment when a plan comment finds no projects")
 }
 
@@ -54,6 +58,13 @@ func envValue(name string, getenv func(string) string) (value, from string) {
 		}
 	}
 	return "", ""
+}
+
+func (c *atlantisConfig) validate() error {
+	if c.VCSStatusName == "" || strings.ContainsAny(c.VCSStatusName, "/:\n\r") {
+		return fmt.Errorf("--vcs-status-name must be a non-empty name without '/' or ':' (they separate the command and the project)")
+	}
+	return nil
 }
 
 // checkAliases refuses an alias set together with its flag (on the command

@@ -230,6 +230,9 @@ func (c *Config) validate(getenv func(string) string) error {
 	if err := c.azureConfig.validate(); err != nil {
 		return err
 	}
+	if err := c.atlantisConfig.validate(); err != nil {
+		return err
+	}
 	if !c.Demo && c.RepoAllowlist == "" {
 		return fmt.Errorf("--repo-allowlist is required (e.g. github.com/myorg/*)")
 	}

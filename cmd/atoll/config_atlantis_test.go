@@ -37,6 +37,7 @@ func TestAtlantisFlagsAndEnvironment(t *testing.T) {
 		{"alias and flag", []string{"--atlantis-url", "https://a", "--public-url", "https://b"}, nil, nil, "--atlantis-url is Atlantis's name of --public-url"},
 		{"alias in the environment and flag", []string{"--parallelism", "3"}, map[string]string{"ATLANTIS_PARALLEL_POOL_SIZE": "15"}, nil, "--parallel-pool-size is Atlantis's name of --parallelism"},
 		{"a bad ATLANTIS_ value names the variable", nil, map[string]string{"ATLANTIS_AUTOMERGE": "maybe"}, nil, "ATLANTIS_AUTOMERGE"},
+		{"a status name with a slash", []string{"--vcs-status-name", "a/b"}, nil, nil, "--vcs-status-name must be"},
 		{"an alias is checked like its flag", []string{"--parallel-pool-size", "0"}, nil, nil, "--parallelism must be between 1 and 256"},
 	}
 	for _, tc := range cases {

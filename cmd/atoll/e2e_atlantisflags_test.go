@@ -3,6 +3,7 @@ package main_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/atollhq/atoll"
 	main "github.com/atollhq/atoll/cmd/atoll"
@@ -63,5 +64,19 @@ func TestServerAutomergeDefault(t *testing.T) {
 		if merges := e.gh.mergesOf(1); (len(merges) == 1) != tc.merged || strings.Contains(third, "Automatically merged") != tc.merged {
 			t.Fatalf("%q: merges %+v, third comment:\n%s", tc.config, merges, third)
 		}
+	}
+}
+
+// --vcs-status-name renames the status contexts, aggregate and per
+// project; no atlantis/* status is set.
+func TestVCSStatusName(t *testing.T) {
+	e := newE2EConfigured(t, func(c *main.Config) { c.VCSStatusName = "infra-bot" })
+	sha := e.open(1, "grow", map[string]string{"staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
+	mustContain(t, "plan", e.waitComment(1, 1), "Plan: 2 to add")
+	eventually(t, 30*time.Second, "the renamed statuses", func() bool {
+		return e.gh.status(sha, "infra-bot/plan") == "success" && e.gh.status(sha, "infra-bot/plan: staging/default") == "success"
+	})
+	if st := e.gh.status(sha, "atlantis/plan"); st != "" {
+		t.Fatalf("atlantis/plan = %q, want unset", st)
 	}
 }

@@ -280,6 +280,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Automerge:       c.Automerge, ParallelPlan: c.ParallelPlan, ParallelApply: c.ParallelApply,
 		FailOnPreWorkflowHookError: c.FailOnPreWorkflowHookError,
 		SilenceForkPRErrors:        c.SilenceForkPRErrors, SilenceNoProjects: c.SilenceNoProjects,
+		StatusName: c.VCSStatusName,
 	}
 	if m.Runner.ServerConfig, err = c.serverConfig(); err != nil {
 		return err
