@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/atollhq/atoll/runner"
@@ -20,6 +21,9 @@ type atlantisConfig struct {
 	SilenceForkPRErrors        bool
 	SilenceNoProjects          bool
 	VCSStatusName              string
+	// BlockedExtraArgs and VarFileAllowlist, parsed (comma-separated).
+	BlockedExtraArgs []string
+	VarFileAllowlist []string
 }
 
 func atlantisFlags(fs *flag.FlagSet, c *atlantisConfig) {
@@ -30,6 +34,31 @@ func atlantisFlags(fs *flag.FlagSet, c *atlantisConfig) {
 	fs.BoolVar(&c.FailOnPreWorkflowHookError, "fail-on-pre-workflow-hook-error", false, "do not run a command when one of its pre workflow hooks fails (default: comment the failure and go on)")
 	fs.BoolVar(&c.SilenceForkPRErrors, "silence-fork-pr-errors", false, "do not comment on pull requests from forks that are refused (without --allow-fork-prs)")
 	fs.StringVar(&c.VCSStatusName, "vcs-status-name", runner.DefaultStatusName, "prefix of commit status and check run names (atlantis/plan, ...); branch protection rules name them")
+	fs.Func("blocked-extra-args", "comma-separated terraform flag prefixes comments may not pass after --, next to -chdir and -plugin-dir (always blocked)", func(v string) error {
+		c.BlockedExtraArgs = nil
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				if !strings.HasPrefix(f, "-") || strings.Trim(f, "-") == "" {
+					return fmt.Errorf("%q is not a terraform flag (it starts with -)", f)
+				}
+				c.BlockedExtraArgs = append(c.BlockedExtraArgs, f)
+			}
+		}
+		return nil
+	})
+	fs.Func("var-file-allowlist", "comma-separated directories (made absolute) whose files comments may pass to -var-file, next to files inside the repository", func(v string) error {
+		c.VarFileAllowlist = nil
+		for _, d := range strings.Split(v, ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				abs, err := filepath.Abs(d)
+				if err != nil {
+					return err
+				}
+				c.VarFileAllowlist = append(c.VarFileAllowlist, abs)
+			}
+		}
+		return nil
+	})
 	fs.BoolVar(&c.SilenceNoProjects, "silence-no-projects", false, "do not comment when a plan comment finds no projects")
 }
 

@@ -37,6 +37,11 @@ func TestAtlantisFlagsAndEnvironment(t *testing.T) {
 		{"alias and flag", []string{"--atlantis-url", "https://a", "--public-url", "https://b"}, nil, nil, "--atlantis-url is Atlantis's name of --public-url"},
 		{"alias in the environment and flag", []string{"--parallelism", "3"}, map[string]string{"ATLANTIS_PARALLEL_POOL_SIZE": "15"}, nil, "--parallel-pool-size is Atlantis's name of --parallelism"},
 		{"a bad ATLANTIS_ value names the variable", nil, map[string]string{"ATLANTIS_AUTOMERGE": "maybe"}, nil, "ATLANTIS_AUTOMERGE"},
+		{"--blocked-extra-args and --var-file-allowlist", []string{"--blocked-extra-args", "-target, --replace", "--var-file-allowlist", "/srv/vars,/etc/tf/../vars"}, nil,
+			func(c *main.Config) bool {
+				return strings.Join(c.BlockedExtraArgs, " ") == "-target --replace" && strings.Join(c.VarFileAllowlist, " ") == "/srv/vars /etc/vars"
+			}, ""},
+		{"a blocked extra arg that is no flag", []string{"--blocked-extra-args", "target"}, nil, nil, "is not a terraform flag"},
 		{"a status name with a slash", []string{"--vcs-status-name", "a/b"}, nil, nil, "--vcs-status-name must be"},
 		{"an alias is checked like its flag", []string{"--parallel-pool-size", "0"}, nil, nil, "--parallelism must be between 1 and 256"},
 	}

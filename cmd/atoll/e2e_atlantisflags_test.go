@@ -80,3 +80,19 @@ func TestVCSStatusName(t *testing.T) {
 		t.Fatalf("atlantis/plan = %q, want unset", st)
 	}
 }
+
+// A comment's -var-file outside the repository and a flag of
+// --blocked-extra-args are answered with the reason and run nothing.
+func TestCommentExtraArgsRefused(t *testing.T) {
+	e := newE2EConfigured(t, func(c *main.Config) { c.BlockedExtraArgs = []string{"-target"} })
+	e.open(1, "grow", map[string]string{"staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
+	mustContain(t, "autoplan", e.waitComment(1, 1), "Plan: 2 to add")
+	e.comment(1, "atlantis plan -d staging -- -var-file=/etc/passwd")
+	mustContain(t, "var-file reply", e.waitComment(1, 2), `-var-file "/etc/passwd" is not allowed`, "inside the repository")
+	e.comment(1, "atlantis plan -d staging -- -target=terraform_data.app")
+	mustContain(t, "blocked flag reply", e.waitComment(1, 3), `terraform flag "-target" is not allowed on this server`)
+	jobs, err := e.m.DB.Jobs(t.Context(), atoll.JobFilter{Pull: 1})
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("jobs = %d, %v; want the autoplan's only", len(jobs), err)
+	}
+}

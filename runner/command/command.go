@@ -64,6 +64,12 @@ type Parser struct {
 	// DisableApplyAll refuses an apply that names no project, directory
 	// or workspace (--disable-apply-all).
 	DisableApplyAll bool
+	// BlockedExtraArgs are more terraform flag prefixes comments may not
+	// pass (--blocked-extra-args), next to -chdir and -plugin-dir.
+	BlockedExtraArgs []string
+	// VarFileAllowlist are absolute directories whose files a comment may
+	// pass to -var-file (--var-file-allowlist), next to the checkout's.
+	VarFileAllowlist []string
 }
 
 // DefaultExecutableName is the prefix used when Parser.ExecutableName is empty.

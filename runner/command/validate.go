@@ -58,8 +58,13 @@ func (p Parser) validate(cmd *Command) *atoll.Error {
 		}
 	}
 	for _, arg := range append(append([]string(nil), cmd.ExtraArgs...), cmd.Args...) {
-		if flag := blockedFlag(arg); flag != "" {
-			return p.usageError(cmd.Name, "terraform flag %s is not allowed: Atoll chooses the directory and plugins itself", quote(flag))
+		if flag := p.blockedFlag(arg); flag != "" {
+			return p.usageError(cmd.Name, "terraform flag %s is not allowed on this server", quote(flag))
+		}
+	}
+	for _, path := range varFiles(cmd.ExtraArgs) {
+		if !p.varFileAllowed(path) {
+			return p.usageError(cmd.Name, "-var-file %s is not allowed: name a file inside the repository%s", quote(path), p.varFileDirs())
 		}
 	}
 	return nil
@@ -151,19 +156,23 @@ func checkText(s string) string {
 }
 
 // blockedPrefixes are terraform flags that would let a comment point
-// terraform at another directory or at its own provider binaries.
+// terraform at another directory or at its own provider binaries. They are
+// always blocked; --blocked-extra-args adds to them.
 var blockedPrefixes = []string{"-chdir", "-plugin-dir"}
 
 // blockedFlag returns the flag part of arg (before any "=") when arg is, or
 // starts with, a blocked flag in its one- or two-dash spelling; else "".
 // Case is ignored so that no variant slips through.
-func blockedFlag(arg string) string {
+func (p Parser) blockedFlag(arg string) string {
 	bare := strings.ToLower(arg)
 	if strings.HasPrefix(bare, "--") {
 		bare = bare[1:]
 	}
-	for _, b := range blockedPrefixes {
-		if strings.HasPrefix(bare, b) {
+	for _, b := range append(blockedPrefixes, p.BlockedExtraArgs...) {
+		if b = strings.ToLower(b); strings.HasPrefix(b, "--") {
+			b = b[1:]
+		}
+		if b != "" && b != "-" && strings.HasPrefix(bare, b) {
 			flag, _, _ := strings.Cut(arg, "=")
 			return flag
 		}
