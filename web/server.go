@@ -5,6 +5,7 @@ package web
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -33,6 +34,8 @@ type Server struct {
 	Version   string
 	Node      string
 	PublicURL string
+	// TLS, if set, makes Listen serve https (--ssl-cert-file).
+	TLS *tls.Config
 	// APISecret, if set, is an admin API token named "api-secret"
 	// (X-Atlantis-Token or Authorization: Bearer), kept for Atlantis's API
 	// clients; API tokens made on the admin page are the better way.
@@ -137,6 +140,9 @@ func (s *Server) Listen(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
+	}
+	if s.TLS != nil {
+		ln = tls.NewListener(ln, s.TLS)
 	}
 	s.ln = ln
 	read := orDefault(s.ReadTimeout, defaultReadTimeout)

@@ -24,6 +24,8 @@ type atlantisConfig struct {
 	// BlockedExtraArgs and VarFileAllowlist, parsed (comma-separated).
 	BlockedExtraArgs []string
 	VarFileAllowlist []string
+	// SSLCertFile and SSLKeyFile make Atoll serve https (tls.go).
+	SSLCertFile, SSLKeyFile string
 }
 
 func atlantisFlags(fs *flag.FlagSet, c *atlantisConfig) {
@@ -59,6 +61,8 @@ func atlantisFlags(fs *flag.FlagSet, c *atlantisConfig) {
 		}
 		return nil
 	})
+	fs.StringVar(&c.SSLCertFile, "ssl-cert-file", "", "serve https with this PEM certificate (chain first to last); read again when it changes")
+	fs.StringVar(&c.SSLKeyFile, "ssl-key-file", "", "the PEM private key of --ssl-cert-file")
 	fs.BoolVar(&c.SilenceNoProjects, "silence-no-projects", false, "do not comment when a plan comment finds no projects")
 }
 
@@ -90,6 +94,9 @@ func envValue(name string, getenv func(string) string) (value, from string) {
 }
 
 func (c *atlantisConfig) validate() error {
+	if (c.SSLCertFile == "") != (c.SSLKeyFile == "") {
+		return fmt.Errorf("--ssl-cert-file and --ssl-key-file go together")
+	}
 	if c.VCSStatusName == "" || strings.ContainsAny(c.VCSStatusName, "/:\n\r") {
 		return fmt.Errorf("--vcs-status-name must be a non-empty name without '/' or ':' (they separate the command and the project)")
 	}

@@ -227,12 +227,18 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	srv := &web.Server{DB: m.DB, Providers: providers, Hosts: webhookHosts, Logger: m.Logger, Version: Version, Node: c.NodeID,
 		APISecret: c.APISecret, Demo: c.Demo, ApprovalTTL: c.ApprovalTTL, OIDC: c.oidc(), Changes: m.Changes}
+	if srv.TLS, err = c.tlsConfig(); err != nil {
+		return err
+	}
 	if err := srv.Listen(c.listenAddr()); err != nil {
 		return err
 	}
 	m.Server = srv
 	_, port, _ := net.SplitHostPort(m.Server.Addr())
 	m.URL = listenURL(m.Server.Addr())
+	if srv.TLS != nil {
+		m.URL = "https://" + strings.TrimPrefix(m.URL, "http://")
+	}
 	// Links in comments, statuses and pages point where the server says it
 	// runs, unless told otherwise.
 	publicURL := strings.TrimRight(c.PublicURL, "/")
