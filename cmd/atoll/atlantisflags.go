@@ -24,6 +24,7 @@ type atlantisConfig struct {
 	// BlockedExtraArgs and VarFileAllowlist, parsed (comma-separated).
 	BlockedExtraArgs []string
 	VarFileAllowlist []string
+	UseTFPluginCache bool
 	// SSLCertFile and SSLKeyFile make Atoll serve https (tls.go).
 	SSLCertFile, SSLKeyFile string
 }
@@ -63,6 +64,7 @@ func atlantisFlags(fs *flag.FlagSet, c *atlantisConfig) {
 	})
 	fs.StringVar(&c.SSLCertFile, "ssl-cert-file", "", "serve https with this PEM certificate (chain first to last); read again when it changes")
 	fs.StringVar(&c.SSLKeyFile, "ssl-key-file", "", "the PEM private key of --ssl-cert-file")
+	fs.BoolVar(&c.UseTFPluginCache, "use-tf-plugin-cache", true, "share downloaded providers between runs in DATA_DIR/plugin-cache (TF_PLUGIN_CACHE_DIR)")
 	fs.BoolVar(&c.SilenceNoProjects, "silence-no-projects", false, "do not comment when a plan comment finds no projects")
 }
 

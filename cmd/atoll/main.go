@@ -325,7 +325,10 @@ func (m *Main) Run(ctx context.Context) error {
 // provider cache, and no CLI config file when the one named in the
 // environment is missing (Terraform would print a warning into every plan).
 func (m *Main) terraformEnv(dataDir string) []string {
-	env := []string{"TF_PLUGIN_CACHE_DIR=" + pluginCache(dataDir)}
+	var env []string
+	if m.Config.UseTFPluginCache {
+		env = append(env, "TF_PLUGIN_CACHE_DIR="+pluginCache(dataDir))
+	}
 	if f := os.Getenv("TF_CLI_CONFIG_FILE"); f != "" {
 		if _, err := os.Stat(f); err != nil {
 			m.Logger.Warn("TF_CLI_CONFIG_FILE names a missing file: ignoring it", "file", f)

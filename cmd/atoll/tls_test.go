@@ -102,3 +102,21 @@ func TestServesTLS(t *testing.T) {
 		t.Fatalf("served serial %d after the renewal, want 2", got)
 	}
 }
+
+// --use-tf-plugin-cache=false leaves TF_PLUGIN_CACHE_DIR out of Terraform's
+// environment; by default runs share DATA_DIR/plugin-cache.
+func TestPluginCacheFlag(t *testing.T) {
+	for _, use := range []bool{true, false} {
+		dataDir := t.TempDir()
+		m := startMainWith(t, dataDir, func(m *main.Main) { m.Config.UseTFPluginCache = use })
+		m.Close()
+		want := "TF_PLUGIN_CACHE_DIR=" + filepath.Join(dataDir, "plugin-cache")
+		got := false
+		for _, kv := range m.Runner.Terraform.Env {
+			got = got || kv == want
+		}
+		if got != use {
+			t.Errorf("use-tf-plugin-cache=%v: Terraform env %v", use, m.Runner.Terraform.Env)
+		}
+	}
+}
