@@ -28,6 +28,7 @@ func (r *Runner) withHooks(ctx context.Context, w *work, name string, cmd *comma
 		return run()
 	}
 	pre, post := r.ServerConfig.Hooks(serverRepoID(w.repo), w.pull.BaseRef)
+	pre, post = hooksFor(pre, name), hooksFor(post, name)
 	if len(pre) > 0 {
 		jobs, err := r.DB.RequestJobs(ctx, w.req.ID)
 		if err != nil {
@@ -95,4 +96,15 @@ func (r *Runner) hookFailed(ctx context.Context, w *work, which, name, label str
 	if rerr := r.reply(ctx, w, "hook", body); rerr != nil {
 		w.log.Warn("comment failed workflow hook", "err", rerr)
 	}
+}
+
+// hooksFor keeps the hooks whose commands include command.
+func hooksFor(hooks []repocfg.Hook, command string) []repocfg.Hook {
+	var out []repocfg.Hook
+	for _, h := range hooks {
+		if h.RunsFor(command) {
+			out = append(out, h)
+		}
+	}
+	return out
 }

@@ -16,7 +16,7 @@ import (
 // a pre hook writes atlantis.yaml before the projects are read (the
 // terragrunt-atlantis-config pattern), a failing one is told in a comment
 // and the plan goes on, and a post hook runs after the results with
-// Atlantis's variables.
+// Atlantis's variables; a hook with commands runs for those only.
 func TestWorkflowHooks(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "post.log")
 	cfg, _ := json.Marshal(map[string]any{"repos": []any{map[string]any{
@@ -26,6 +26,9 @@ func TestWorkflowHooks(t *testing.T) {
 			map[string]any{"run": "echo broken hook output; exit 3", "description": "broken"},
 		},
 		"post_workflow_hooks": []any{
+			// Atlantis's commands: this one runs after applies only (it
+			// comes first, so after a plan its absence is certain).
+			map[string]any{"run": `echo "apply-only hook" >> ` + out, "commands": "apply"},
 			map[string]any{"run": `echo "$COMMAND_NAME pull=$PULL_NUM user=$USER_NAME args=$COMMENT_ARGS dir=$(basename "$DIR")" >> ` + out},
 		},
 	}}})
@@ -43,12 +46,15 @@ func TestWorkflowHooks(t *testing.T) {
 		return strings.Contains(string(b), "plan pull=1 user=")
 	})
 
+	if b, _ := os.ReadFile(out); strings.Contains(string(b), "apply-only") {
+		t.Fatalf("a hook for apply ran after a plan:\n%s", b)
+	}
 	n := len(e.gh.pullComments(1))
 	e.comment(1, "atlantis apply -p generated-staging")
 	mustContain(t, "apply", e.waitComment(1, n+2), "Apply complete!")
 	eventually(t, 10*time.Second, "the post hook after apply", func() bool {
 		b, _ := os.ReadFile(out)
-		return strings.Contains(string(b), "apply pull=1")
+		return strings.Contains(string(b), "apply pull=1") && strings.Contains(string(b), "apply-only hook")
 	})
 }
 

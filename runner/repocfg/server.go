@@ -2,6 +2,7 @@ package repocfg
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -55,6 +56,14 @@ type Hook struct {
 	Description string
 	Shell       string
 	ShellArgs   string
+	// Commands are the commands the hook runs for (Atlantis's comma
+	// separated `commands`); empty runs it for every command.
+	Commands []string
+}
+
+// RunsFor reports whether the hook runs around command (plan, apply, ...).
+func (h Hook) RunsFor(command string) bool {
+	return len(h.Commands) == 0 || slices.Contains(h.Commands, command)
 }
 
 // Override keys a server may list in allowed_overrides.
@@ -142,4 +151,4 @@ var serverRepoKeys = keySet("id", "branch", "repo_config_file", "workflow", "pla
 	"repo_locking", "repo_locks", "policy_check", "custom_policy_check", "silence_pr_comments", "autodiscover")
 
 // hookKeys are the keys of a workflow hook.
-var hookKeys = keySet("run", "description", "shell", "shellArgs")
+var hookKeys = keySet("run", "description", "shell", "shellArgs", "commands")

@@ -233,7 +233,7 @@ func modeOf(n *yaml.Node) *string {
 }
 
 // hooks decodes a list of workflow hooks: {run: cmd, description, shell,
-// shellArgs}.
+// shellArgs, commands}.
 func (d *decoder) hooks(n *yaml.Node, p string) ([]Hook, error) {
 	n = resolve(n)
 	if n.Kind != yaml.SequenceNode {
@@ -265,6 +265,12 @@ func (d *decoder) hooks(n *yaml.Node, p string) ([]Hook, error) {
 				h.Shell = s
 			case "shellArgs":
 				h.ShellArgs = s
+			case "commands":
+				for _, c := range strings.Split(s, ",") {
+					if c = strings.TrimSpace(c); c != "" {
+						h.Commands = append(h.Commands, c)
+					}
+				}
 			}
 		}
 		if strings.TrimSpace(h.Run) == "" {
