@@ -217,8 +217,8 @@ func (r *Runner) reportInterrupted(ctx context.Context, j *atoll.Job) {
 		return
 	}
 	body := fmt.Sprintf("**%s interrupted** for dir: `%s` workspace: `%s`: %s", title(j.Kind), j.Dir, j.Workspace, j.Error)
-	if j.Kind == atoll.JobApply {
-		body += "\n\nThe apply may have been partly done. Check the state, then run plan again."
+	if j.Kind != atoll.JobPlan {
+		body += "\n\nThe " + commandText(j.Kind) + " may have been partly done. Check the state, then run plan again."
 	}
 	if _, err := p.CreateComment(ctx, *repo, pull.Number, body+"\n"+vcs.Marker("interrupted")); err != nil {
 		r.Logger.Error("report interrupted job", "job", j.ID, "err", err)

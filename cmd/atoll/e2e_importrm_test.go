@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/atollhq/atoll"
 	main "github.com/atollhq/atoll/cmd/atoll"
 )
 
@@ -189,5 +191,66 @@ workflows:
 	mustContain(t, "locked import", locked, "locked by", "#1")
 	if _, ok := stateResources(t, state)["terraform_data.z"]; ok {
 		t.Fatal("imported into a project another pull request holds locked")
+	}
+}
+
+// Import jobs are durable as plans and applies are: a stop interrupts a
+// running import (told, with the warning that the state may have changed,
+// and never retried) and leaves a queued one queued, which the next start
+// runs.
+func TestImportRmRestart(t *testing.T) {
+	testEnv(t)
+	gh := newFakeGitHub(t)
+	states := t.TempDir()
+	slowState, fastState := filepath.Join(states, "slow.tfstate"), filepath.Join(states, "fast.tfstate")
+	cfg := "version: 3\nprojects:\n- dir: slow\n  workflow: slow\n- dir: fast\nworkflows:\n  slow:\n    import:\n      steps:\n      - run: sleep 60\n      - import\n"
+	repo := newGitRepo(t, map[string]string{"atlantis.yaml": cfg, "slow/main.tf": importApp(slowState), "fast/main.tf": importApp(fastState)})
+	base := repo.git("rev-parse", "main")
+	cloneURL, _ := serveGit(t, repo, "gh-test-token")
+	dataDir := t.TempDir()
+	start := func() *main.Main {
+		m := startMain(t, dataDir, func(c *main.Config) {
+			c.GHToken, c.GHUser, c.GHWebhookSecret, c.GHAPIURL = "gh-test-token", "atoll-bot", webhookSecret, gh.URL+"/"
+			c.RepoAllowlist = "github.com/acme/*"
+			c.AllowCommands = []string{"plan", "apply", "import", "state"}
+			c.Parallelism = 1 // the second pull request's import waits in the queue
+			c.StopTimeout = 300 * time.Millisecond
+			allowRepoSettings(c)
+		})
+		t.Cleanup(func() { m.Close() })
+		return m
+	}
+	m := start()
+	for n, dir := range map[int]string{1: "slow", 2: "fast"} {
+		state := map[string]string{"slow": slowState, "fast": fastState}[dir]
+		sha := repo.branch(dir, map[string]string{dir + "/main.tf": importApp(state, "x")})
+		gh.setPull(n, fakePull{HeadSHA: sha, HeadRef: dir, BaseSHA: base, BaseRef: "main", Files: []string{dir + "/main.tf"}})
+		webhook(t, m.URL, "pull_request", "pull_request.opened.json", webhookSecret, pullEvent(cloneURL, n, "opened", dir, sha, base))
+		mustContain(t, "autoplan of "+dir, waitFor(t, gh, n, 1), "Plan: 1 to add")
+	}
+	webhook(t, m.URL, "issue_comment", "issue_comment.created.json", webhookSecret, commentEvent(cloneURL, 1, "atlantis import -d slow terraform_data.x s1"))
+	eventually(t, 60*time.Second, "slow import running", func() bool {
+		var jobs []atoll.Job
+		getJSON(t, m.URL+"/api/v1/jobs?kind=import&state=running", &jobs)
+		return len(jobs) == 1
+	})
+	webhook(t, m.URL, "issue_comment", "issue_comment.created.json", webhookSecret, commentEvent(cloneURL, 2, "atlantis import -d fast terraform_data.x f1"))
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "interrupted import", waitFor(t, gh, 1, 2), "Import", "nterrupted", "not retried", "import may have been partly done")
+	if n := len(gh.pullComments(2)); n != 1 {
+		t.Fatalf("#2 has %d comments before restart; its import should still be queued", n)
+	}
+
+	m = start()
+	mustContain(t, "queued import after restart", waitFor(t, gh, 2, 2), "Ran Import for dir: `fast`", "**Import successful.**")
+	if got := stateResources(t, fastState)["terraform_data.x"]; got != "f1" {
+		t.Fatalf("fast state: terraform_data.x = %q, want f1", got)
+	}
+	var imports []atoll.Job
+	getJSON(t, m.URL+"/api/v1/jobs?kind=import&pull=1", &imports)
+	if len(imports) != 1 || imports[0].State != atoll.JobInterrupted {
+		t.Fatalf("import jobs of #1 after restart = %+v; want the one interrupted job, not retried", imports)
 	}
 }
