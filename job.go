@@ -6,6 +6,10 @@ import "time"
 const (
 	JobPlan  = "plan"
 	JobApply = "apply"
+	// JobImport and JobStateRm run `terraform import` and `terraform state
+	// rm` for an "atlantis import" or "atlantis state rm" comment.
+	JobImport  = "import"
+	JobStateRm = "state_rm"
 )
 
 // Job states. Queued and running are live; the rest are final.
@@ -88,6 +92,13 @@ type JobSpec struct {
 	// that a restart or another node runs what was resolved.
 	PlanSteps  []Step `json:"plan_steps,omitempty"`
 	ApplySteps []Step `json:"apply_steps,omitempty"`
+	// ImportSteps and StateRmSteps are the import and state_rm stages;
+	// Args are the comment's ADDRESS and ID (import) or ADDRESSes (state
+	// rm), each passed to Terraform as one argument after its flags.
+	ImportSteps        []Step   `json:"import_steps,omitempty"`
+	StateRmSteps       []Step   `json:"state_rm_steps,omitempty"`
+	Args               []string `json:"args,omitempty"`
+	ImportRequirements []string `json:"import_requirements,omitempty"`
 
 	// TerraformDistribution is the project's terraform_distribution.
 	TerraformDistribution string `json:"terraform_distribution,omitempty"`
@@ -95,9 +106,10 @@ type JobSpec struct {
 
 // Step is one step of a custom workflow stage, from atlantis.yaml.
 type Step struct {
-	// Name is init, plan, show, apply, run, env or multienv.
+	// Name is init, plan, show, apply, import, state_rm, run, env or
+	// multienv.
 	Name      string   `json:"name"`
-	ExtraArgs []string `json:"extra_args,omitempty"` // init, plan, apply
+	ExtraArgs []string `json:"extra_args,omitempty"` // init, plan, apply, import, state_rm
 	// Command is run by Shell with ShellArgs (default sh -c): run,
 	// multienv, and env without a value.
 	Command   string   `json:"command,omitempty"`

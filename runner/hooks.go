@@ -15,7 +15,7 @@ import (
 // hookOutputTail bounds the output a failed hook's comment quotes.
 const hookOutputTail = 3000
 
-// withHooks runs a plan or apply request between the server-side repo
+// withHooks runs a plan, apply, import or state rm request between the server-side repo
 // config's pre and post workflow hooks, as Atlantis does: pre hooks in the
 // checkout of the head commit before the projects are read (so a hook may
 // write atlantis.yaml, as terragrunt-atlantis-config does), post hooks

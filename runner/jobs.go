@@ -168,8 +168,8 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 		} else if ctx.Err() != nil {
 			state, desc = atoll.JobInterrupted, title(j.Kind)+" interrupted by a server stop."
 			res.Error = "Interrupted: Atoll was stopping and this job did not finish in time. It is not retried automatically."
-			if j.Kind == atoll.JobApply {
-				res.Error += " The apply may have been partly done: check the state, then plan again."
+			if j.Kind != atoll.JobPlan {
+				res.Error += " The " + commandText(j.Kind) + " may have been partly done: check the state, then plan again."
 			}
 		}
 		sink.Write(atoll.StreamAtoll, "Error: "+res.Error)

@@ -150,6 +150,10 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 		return nil, err
 	}
 	w.log.Debug("projects selected", "projects", len(projects), "ms", time.Since(start).Milliseconds())
+	kind, err := resolvedKind(cmd, len(projects))
+	if err != nil {
+		return nil, err
+	}
 	var jobs []*atoll.Job
 	err = r.DB.Update(ctx, func(tx *store.Tx) error {
 		jobs = jobs[:0]
@@ -158,13 +162,14 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 			if err != nil {
 				return err
 			}
-			j := &atoll.Job{Kind: atoll.JobPlan, RequestID: w.req.ID, PullID: w.pull.ID, ProjectID: id,
+			j := &atoll.Job{Kind: kind, RequestID: w.req.ID, PullID: w.pull.ID, ProjectID: id,
 				HeadSHA: w.pull.HeadSHA, User: w.req.User, Repo: w.repo.FullName(), Pull: w.pull.Number,
 				Project: p.Name, Dir: p.Dir, Workspace: p.Workspace,
 				Spec: atoll.JobSpec{ExtraArgs: cmd.ExtraArgs, Verbose: cmd.Verbose, Workflow: p.Workflow,
 					TerraformVersion: p.TerraformVersion, TerraformDistribution: p.TerraformDistribution, ApplyRequirements: p.ApplyRequirements,
 					PlanRequirements: p.PlanRequirements, Autoplan: autoplan,
-					Parallel: repocfg.Setting(cfg.ParallelPlan, r.ParallelPlan), ParallelApply: repocfg.Setting(cfg.ParallelApply, r.ParallelApply),
+					ImportRequirements: p.ImportRequirements, Args: cmd.Args,
+					Parallel: repocfg.Setting(cfg.ParallelPlan, r.ParallelPlan) && kind == atoll.JobPlan, ParallelApply: repocfg.Setting(cfg.ParallelApply, r.ParallelApply),
 					Automerge: repocfg.Setting(cfg.Automerge, r.Automerge), Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
 					AbortOnOrderFail: cfg != nil && cfg.AbortOnExecutionOrderFail}}
 			if err := applyWorkflow(cfg, p, &j.Spec); err != nil {

@@ -17,17 +17,26 @@ import (
 // planned: each is told who holds which lock (no partial plans, unlike
 // Atlantis, which locks project by project as each plan starts).
 func (r *Runner) runPlans(ctx context.Context, w *work, jobs []*atoll.Job) []outcome {
+	return r.runLocked(ctx, w, jobs, r.runPlan)
+}
+
+// runLocked is runPlans with fn for the jobs: import and state rm take
+// their projects' locks as a plan does.
+func (r *Runner) runLocked(ctx context.Context, w *work, jobs []*atoll.Job, fn jobFunc) []outcome {
 	holders, err := r.takeLocks(ctx, w, jobs)
 	if err != nil {
 		return r.runJobs(ctx, w, jobs, func(context.Context, *work, *atoll.Job, *logSink, *markdown.ProjectResult) error { return err })
 	}
 	if len(holders) == 0 {
-		return r.runJobs(ctx, w, jobs, r.runPlan)
+		return r.runJobs(ctx, w, jobs, fn)
 	}
 	refuse := func(_ context.Context, _ *work, j *atoll.Job, _ *logSink, res *markdown.ProjectResult) error {
 		if h := holders[j.ProjectID]; h != nil {
 			res.LockedBy = &markdown.LockHolder{Pull: h.Pull, URL: h.PullURL, User: h.User}
 			return atoll.Errorf(atoll.ECONFLICT, "This project is locked by pull request #%d.", h.Pull)
+		}
+		if j.Kind != atoll.JobPlan {
+			return atoll.Errorf(atoll.ECONFLICT, "Not run: %s; %s takes the locks of all its projects or none.", lockedText(holders), j.Kind)
 		}
 		return atoll.Errorf(atoll.ECONFLICT, "Not planned: %s; a plan takes the locks of all its projects or none.", lockedText(holders))
 	}

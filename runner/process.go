@@ -140,6 +140,8 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 		return r.withHooks(ctx, w, "apply", cmd, func() error { return r.apply(ctx, w, cmd) })
 	case command.Cancel:
 		return r.cancel(ctx, w)
+	case command.Import, command.State:
+		return r.withHooks(ctx, w, cmd.Name, cmd, func() error { return r.importRm(ctx, w, cmd) })
 	}
 	return r.reply(ctx, w, "error", notYet(r.Parser, cmd))
 }
@@ -215,8 +217,8 @@ func (r *Runner) reportInterrupted(ctx context.Context, j *atoll.Job) {
 		return
 	}
 	body := fmt.Sprintf("**%s interrupted** for dir: `%s` workspace: `%s`: %s", title(j.Kind), j.Dir, j.Workspace, j.Error)
-	if j.Kind == atoll.JobApply {
-		body += "\n\nThe apply may have been partly done. Check the state, then run plan again."
+	if j.Kind != atoll.JobPlan {
+		body += "\n\nThe " + commandText(j.Kind) + " may have been partly done. Check the state, then run plan again."
 	}
 	if _, err := p.CreateComment(ctx, *repo, pull.Number, body+"\n"+vcs.Marker("interrupted")); err != nil {
 		r.Logger.Error("report interrupted job", "job", j.ID, "err", err)

@@ -9,13 +9,15 @@ import (
 	"github.com/atollhq/atoll/vcs"
 )
 
-// checkRequirements checks the job's apply_requirements or
-// plan_requirements (by command) against the pull request as the VCS
+// checkRequirements checks the job's apply_requirements, plan_requirements
+// or import_requirements (by command) against the pull request as the VCS
 // reports it now.
 func (r *Runner) checkRequirements(ctx context.Context, w *work, d *vcs.PullDetails, j *atoll.Job, command string) error {
 	reqs := j.Spec.ApplyRequirements
 	if command == "plan" {
 		reqs = j.Spec.PlanRequirements
+	} else if command == "import" {
+		reqs = j.Spec.ImportRequirements
 	}
 	var unmet []string
 	for _, req := range reqs {
@@ -33,7 +35,7 @@ func (r *Runner) checkRequirements(ctx context.Context, w *work, d *vcs.PullDeta
 			if err != nil {
 				w.log.Warn("undiverged check failed", "job", j.ID, "err", err)
 				unmet = append(unmet, "the branch must not have diverged from "+d.BaseRef+", and checking that failed: "+atoll.ErrorMessage(err))
-			} else if len(files) > 0 && command == "plan" {
+			} else if len(files) > 0 && command != "apply" {
 				unmet = append(unmet, fmt.Sprintf("%s has commits changing this project that the branch does not have (%s): merge %s into the branch",
 					d.BaseRef, divergedText(files), d.BaseRef))
 			} else if len(files) > 0 {

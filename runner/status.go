@@ -19,7 +19,8 @@ import (
 func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo, sha, command, label string, st vcs.Status) {
 	ctx, cancel := reportContext(ctx)
 	defer cancel()
-	if sha == "" {
+	if sha == "" || command == atoll.JobImport || command == atoll.JobStateRm {
+		// Atlantis sets no commit status for import and state rm.
 		return
 	}
 	name := cmp.Or(r.StatusName, DefaultStatusName) + "/" + command

@@ -64,6 +64,8 @@ func (s *steps) run(ctx context.Context, list []atoll.Step) error {
 			err = s.show(ctx)
 		case "apply":
 			err = s.apply(ctx, st)
+		case "import", "state_rm":
+			err = s.stateCommand(ctx, st)
 		case "run":
 			err = s.runCommand(ctx, st)
 		case "env":

@@ -14,6 +14,8 @@ func short(sha string) string {
 func title(s string) string {
 	if s == "" {
 		return s
+	} else if s == "state_rm" {
+		return "State rm"
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }

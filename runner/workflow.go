@@ -33,7 +33,8 @@ func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec) 
 		name  string
 		steps []repocfg.Step
 		dst   *[]atoll.Step
-	}{{"plan", wf.Plan, &spec.PlanSteps}, {"apply", wf.Apply, &spec.ApplySteps}} {
+	}{{"plan", wf.Plan, &spec.PlanSteps}, {"apply", wf.Apply, &spec.ApplySteps},
+		{"import", wf.Import, &spec.ImportSteps}, {"state_rm", wf.StateRm, &spec.StateRmSteps}} {
 		if stage.steps == nil {
 			continue // the default steps
 		}
@@ -52,7 +53,8 @@ func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec) 
 			switch {
 			case step.Name == "version":
 				continue // Atoll logs the version it runs with
-			case step.Name == "apply" && stage.name == "plan", step.Name == "plan" && stage.name == "apply":
+			case step.Name == "apply" && stage.name == "plan", step.Name == "plan" && stage.name == "apply",
+				misplacedStateStep(stage.name, step.Name):
 				return atoll.Errorf(atoll.EINVALID, "%s: a %s step has no place here.", where, step.Name)
 			}
 			steps = append(steps, step)
@@ -61,7 +63,7 @@ func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec) 
 	}
 	// Checkouts are shared by projects with the same dir: migrating "the"
 	// state there could copy one project's state into another's backend.
-	for _, steps := range [][]atoll.Step{spec.PlanSteps, spec.ApplySteps} {
+	for _, steps := range [][]atoll.Step{spec.PlanSteps, spec.ApplySteps, spec.ImportSteps, spec.StateRmSteps} {
 		for _, s := range steps {
 			for _, f := range []string{"migrate-state", "force-copy"} {
 				if s.Name == "init" && hasFlag(s.ExtraArgs, f) {
@@ -82,7 +84,7 @@ func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec) 
 func workflowStep(s repocfg.Step, where string) (atoll.Step, error) {
 	step := atoll.Step{Name: s.Name, ExtraArgs: stringList(s.Args["extra_args"])}
 	switch s.Name {
-	case "init", "plan", "show", "apply", "version":
+	case "init", "plan", "show", "apply", "import", "state_rm", "version":
 		return step, nil
 	case "run", "env", "multienv":
 	default:

@@ -35,9 +35,9 @@ func (db *DB) PullOutcomes(ctx context.Context, pullID int64, headSHA string) ([
 		FROM jobs j LEFT JOIN plans pl ON pl.job_id = j.id
 		WHERE j.id IN (
 			SELECT MAX(id) FROM jobs
-			WHERE pull_id = ? AND head_sha = ? AND state NOT IN (?, ?)
+			WHERE pull_id = ? AND head_sha = ? AND state NOT IN (?, ?) AND kind IN (?, ?)
 			GROUP BY project_id)
-		ORDER BY j.project_id`, pullID, headSHA, atoll.JobQueued, atoll.JobRunning)
+		ORDER BY j.project_id`, pullID, headSHA, atoll.JobQueued, atoll.JobRunning, atoll.JobPlan, atoll.JobApply)
 	return collect(rows, err, "pull outcomes", func(s scanner) (ProjectOutcome, error) {
 		var o ProjectOutcome
 		err := s.Scan(&o.ProjectID, &o.Kind, &o.State, &o.Changes)

@@ -64,7 +64,7 @@ type RunsPage struct {
 
 // JobKinds and JobStates fill the runs filter's choices.
 var (
-	JobKinds  = []string{atoll.JobPlan, atoll.JobApply}
+	JobKinds  = []string{atoll.JobPlan, atoll.JobApply, atoll.JobImport, atoll.JobStateRm}
 	JobStates = []string{atoll.JobQueued, atoll.JobRunning, atoll.JobSucceeded, atoll.JobFailed, atoll.JobInterrupted, atoll.JobCanceled}
 )
 

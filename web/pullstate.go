@@ -33,7 +33,7 @@ func planState(pull *atoll.Pull, plan *atoll.Plan, lastPlan, lastApply *atoll.Jo
 	case plan.DiscardedAt != nil && !pullOpen(pull):
 		return templates.PlanDiscarded, fmt.Sprintf("Discarded: the pull request was %s.", pull.State)
 	case plan.DiscardedAt != nil:
-		return templates.PlanDiscarded, "Discarded when the project's lock was released (unlocked, or a later plan failed): plan again."
+		return templates.PlanDiscarded, "Discarded when the project's lock was released (unlocked, or a later plan failed), or by an import or state rm: plan again."
 	}
 	reason = "Ready to apply."
 	if plan.Summary.NoChanges() {

@@ -14,8 +14,8 @@ import (
 )
 
 // Comment commands through GitHub: version per planned project, cancel,
-// a command --allow-commands leaves out, and one Atoll parses but cannot
-// run yet; each gets its reply.
+// a command --allow-commands leaves out, and an import of a resource the
+// configuration lacks; each gets its reply.
 func TestCommentCommandsEndToEnd(t *testing.T) {
 	files := map[string]string{"staging/main.tf": tfProject("staging", 1), "production/main.tf": tfProject("production", 1)}
 	e := newE2EWith(t, files, func(c *main.Config) {
@@ -43,7 +43,7 @@ func TestCommentCommandsEndToEnd(t *testing.T) {
 	mustContain(t, "cancel", reply("atlantis cancel"), "this pull request had no queued commands and no running plan", "A running apply is never interrupted")
 	mustContain(t, "state rm", reply("atlantis state rm aws_instance.x"),
 		`Error: unknown command "state".`, "Available commands(--allow-commands): version, plan, apply, cancel, unlock, import")
-	mustContain(t, "import", reply("atlantis import -d staging aws_instance.x i-123"), "`atlantis import` is not supported by Atoll yet", "nothing was run")
+	mustContain(t, "import", reply("atlantis import -d staging aws_instance.x i-123"), "Ran Import for dir: `staging` workspace: `default`", "**Import Error**")
 	mustContain(t, "help", reply("atlantis"), "cancel ", "import ADDRESS ID")
 	if strings.Contains(e.gh.pullComments(1)[n-1], "state rm") {
 		t.Fatalf("help lists state, which is not allowed:\n%s", e.gh.pullComments(1)[n-1])

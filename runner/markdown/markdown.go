@@ -32,6 +32,9 @@ type ProjectResult struct {
 	// ApprovalURL, on a refused apply, links the page where the plan is
 	// approved.
 	ApprovalURL string
+	// PlanDiscarded is set when an import or state rm discarded the
+	// project's unapplied plan.
+	PlanDiscarded bool
 }
 
 // LockHolder is the pull request holding a project's lock.
@@ -153,6 +156,8 @@ func (r Renderer) project(b *strings.Builder, res ProjectResult) {
 			b.WriteString("\n")
 			details(b, "", res.Output)
 		}
+	case res.Command == atoll.JobImport || res.Command == atoll.JobStateRm:
+		r.stateChanged(b, res)
 	case res.Command == atoll.JobPlan:
 		if strings.TrimSpace(res.Output) != "" {
 			details(b, "diff", diffSigns(res.Output))
@@ -243,6 +248,8 @@ func applyLine(res ProjectResult) string {
 func title(command string) string {
 	if command == "" {
 		return ""
+	} else if command == atoll.JobStateRm {
+		return "State `rm`" // as Atlantis names it
 	}
 	return strings.ToUpper(command[:1]) + command[1:]
 }

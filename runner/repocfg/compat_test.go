@@ -118,6 +118,7 @@ func TestParseAtlantisReference(t *testing.T) {
 		Autoplan:            repocfg.Autoplan{Enabled: true, WhenModified: []string{"*.tf", "../modules/**/*.tf", ".terraform.lock.hcl"}},
 		ApplyRequirements:   []string{"mergeable", "approved", "undiverged"},
 		PlanRequirements:    []string{"mergeable", "approved", "undiverged"},
+		ImportRequirements:  []string{"mergeable", "approved", "undiverged"},
 		ExecutionOrderGroup: 1, DependsOn: []string{"base"},
 	}
 	if !reflect.DeepEqual(net, want) {
@@ -151,7 +152,6 @@ func TestParseAtlantisReference(t *testing.T) {
 		"atlantis.yaml line 14: `silence_pr_comments` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 17: `projects[0].branch` is accepted but not acted on by Atoll yet (the project is used whatever the base branch)",
 		"atlantis.yaml line 22: `projects[0].delete_source_branch_on_merge` is accepted but not acted on by Atoll yet (Atoll never deletes branches)",
-		"atlantis.yaml line 32: `projects[0].import_requirements` is accepted but not acted on by Atoll yet (Atoll has no import command)",
 		"atlantis.yaml line 33: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 40: `projects[1].policy_check` is accepted but not acted on by Atoll yet (Atoll runs no policy checks)",
 		"atlantis.yaml line 81: `allowed_regexp_prefixes` is accepted but not acted on by Atoll yet",

@@ -38,9 +38,10 @@ type Config struct {
 
 // ProjectDefaults are the server-side settings of a project that sets none.
 type ProjectDefaults struct {
-	Workflow          string // "" is the default workflow
-	ApplyRequirements []string
-	PlanRequirements  []string
+	Workflow           string // "" is the default workflow
+	ApplyRequirements  []string
+	PlanRequirements   []string
+	ImportRequirements []string
 }
 
 // override is a key written in a project that allowed_overrides governs.
@@ -62,6 +63,7 @@ type Project struct {
 	Autoplan              Autoplan
 	ApplyRequirements     []string // each one of Requirements
 	PlanRequirements      []string // each one of Requirements
+	ImportRequirements    []string // each one of Requirements
 	// ExecutionOrderGroup orders a request's projects: lower groups run
 	// first, a group starts once the one before it ended.
 	ExecutionOrderGroup int
@@ -85,8 +87,8 @@ type Workflow struct {
 	Plan        []Step
 	Apply       []Step
 	PolicyCheck []Step // parsed, not run by Atoll
-	Import      []Step // parsed, not run by Atoll
-	StateRm     []Step // parsed, not run by Atoll
+	Import      []Step
+	StateRm     []Step
 }
 
 // Step is one raw workflow step, e.g. "init", {run: "make"} or
@@ -123,6 +125,7 @@ func (c *Config) adHoc(dir, workspace string) Project {
 		p.Workflow = c.Defaults.Workflow
 		p.ApplyRequirements = append([]string(nil), c.Defaults.ApplyRequirements...)
 		p.PlanRequirements = append([]string(nil), c.Defaults.PlanRequirements...)
+		p.ImportRequirements = append([]string(nil), c.Defaults.ImportRequirements...)
 	}
 	return p
 }
@@ -133,6 +136,7 @@ func (p Project) clone() Project {
 	p.Autoplan.WhenModified = append([]string(nil), p.Autoplan.WhenModified...)
 	p.ApplyRequirements = append([]string(nil), p.ApplyRequirements...)
 	p.PlanRequirements = append([]string(nil), p.PlanRequirements...)
+	p.ImportRequirements = append([]string(nil), p.ImportRequirements...)
 	p.DependsOn = append([]string(nil), p.DependsOn...)
 	return p
 }

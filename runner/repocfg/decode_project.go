@@ -71,7 +71,7 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 		case "plan_requirements":
 			p.PlanRequirements, err = d.strList(f.val, fp, d.requirement)
 		case "import_requirements":
-			err = d.warnIfList(f, fp, d.requirement, "Atoll has no import command")
+			p.ImportRequirements, err = d.strList(f.val, fp, d.requirement)
 		case "branch":
 			var b string
 			if b, err = d.str(f.val, fp); err == nil {

@@ -19,10 +19,9 @@
 // allowed_regexp_prefixes, emoji_reaction, silence_pr_comments, repo_locks,
 // autodiscover and policies; project branch,
 // delete_source_branch_on_merge, repo_locking, repo_locks,
-// custom_policy_check, policy_check, terraform_distribution,
-// import_requirements and silence_pr_comments. Workflow stages other than
-// plan and apply (policy_check, import, state_rm) are parsed and kept but
-// not run.
+// custom_policy_check, policy_check, terraform_distribution and
+// silence_pr_comments. The policy_check workflow stage is parsed and kept
+// but not run.
 //
 // A project dir with a glob pattern stands for every directory of the
 // checkout it matches that holds Terraform files; Load expands it, Parse

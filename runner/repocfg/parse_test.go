@@ -82,6 +82,7 @@ func TestParseAllKeys(t *testing.T) {
 			Autoplan:              repocfg.Autoplan{Enabled: false, WhenModified: []string{"*.tf", "../modules/**/*.tf"}},
 			ApplyRequirements:     []string{"mergeable", "approved", "undiverged"},
 			PlanRequirements:      []string{"approved"},
+			ImportRequirements:    []string{"mergeable"},
 			ExecutionOrderGroup:   2,
 			DependsOn:             []string{"other"},
 		}, {
@@ -116,7 +117,6 @@ func TestParseAllKeys(t *testing.T) {
 		"atlantis.yaml line 15: `projects[0].delete_source_branch_on_merge` is accepted but not acted on by Atoll yet (Atoll never deletes branches)",
 		"atlantis.yaml line 19: `projects[0].policy_check` is accepted but not acted on by Atoll yet (Atoll runs no policy checks)",
 		"atlantis.yaml line 23: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
-		"atlantis.yaml line 29: `projects[0].import_requirements` is accepted but not acted on by Atoll yet (Atoll has no import command)",
 	}
 	if got := exported(cfg); !reflect.DeepEqual(got, exported(want)) {
 		t.Errorf("got  %+v\nwant %+v", got, exported(want))

@@ -20,7 +20,7 @@ var ErrBranchNotServed = errors.New("base branch not served by the server-side r
 // getMatchingCfg).
 type serverSettings struct {
 	workflow                           string
-	planReqs, applyReqs                []string
+	planReqs, applyReqs, importReqs    []string
 	allowedOverrides, allowedWorkflows []string
 	allowCustomWorkflows               bool
 }
@@ -40,6 +40,9 @@ func (s *ServerConfig) settings(id string) serverSettings {
 		}
 		if r.ApplyRequirements != nil {
 			out.applyReqs = r.ApplyRequirements
+		}
+		if r.ImportRequirements != nil {
+			out.importReqs = r.ImportRequirements
 		}
 		if r.AllowedOverrides != nil {
 			out.allowedOverrides = r.AllowedOverrides
@@ -165,7 +168,8 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 		serverWorkflow = ""
 	}
 	out.Defaults = ProjectDefaults{Workflow: serverWorkflow,
-		ApplyRequirements: slices.Clone(set.applyReqs), PlanRequirements: slices.Clone(set.planReqs)}
+		ApplyRequirements: slices.Clone(set.applyReqs), PlanRequirements: slices.Clone(set.planReqs),
+		ImportRequirements: slices.Clone(set.importReqs)}
 	if cfg != nil {
 		out.Projects = make([]Project, len(cfg.Projects))
 		for i, p := range cfg.Projects {
@@ -178,6 +182,9 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 			}
 			if p.PlanRequirements == nil || !set.allowed(KeyPlanRequirements) {
 				p.PlanRequirements = slices.Clone(set.planReqs)
+			}
+			if p.ImportRequirements == nil || !set.allowed(KeyImportRequirements) {
+				p.ImportRequirements = slices.Clone(set.importReqs)
 			}
 			out.Projects[i] = p
 		}

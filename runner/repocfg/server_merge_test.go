@@ -399,3 +399,33 @@ func TestServerConfigLaterEntryNarrowsOverrides(t *testing.T) {
 		t.Errorf("narrowed repository: %v", err)
 	}
 }
+
+// import_requirements follow the server as the other requirements do: the
+// server's apply to listed and ad-hoc projects, and atlantis.yaml's own
+// only where allowed_overrides lists the key.
+func TestServerConfigImportRequirements(t *testing.T) {
+	sc := server(t, "repos:\n  - id: /.*/\n    import_requirements: [approved]\n")
+	files := map[string]string{"atlantis.yaml": "version: 3\nprojects:\n  - dir: a\n", "a/main.tf": "", "b/main.tf": ""}
+	cfg, err := loadWith(t, sc, repoID, "main", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := project(t, cfg, "a"); !reflect.DeepEqual(a.ImportRequirements, []string{"approved"}) {
+		t.Errorf("listed: %+v", a)
+	}
+	if !reflect.DeepEqual(cfg.Defaults.ImportRequirements, []string{"approved"}) {
+		t.Errorf("defaults: %+v", cfg.Defaults)
+	}
+	files["atlantis.yaml"] = "version: 3\nprojects:\n  - dir: a\n    import_requirements: []\n"
+	if _, err := loadWith(t, sc, repoID, "main", files); !strings.Contains(atoll.ErrorMessage(err), "projects[0].import_requirements: the server-side repo config does not allow") {
+		t.Errorf("emptied import requirements: %v", err)
+	}
+	allowed := server(t, "repos:\n  - id: /.*/\n    import_requirements: [approved]\n    allowed_overrides: [import_requirements]\n")
+	files["atlantis.yaml"] = "version: 3\nprojects:\n  - dir: a\n    import_requirements: [mergeable]\n"
+	if cfg, err = loadWith(t, allowed, repoID, "main", files); err != nil {
+		t.Fatal(err)
+	}
+	if a := project(t, cfg, "a"); !reflect.DeepEqual(a.ImportRequirements, []string{"mergeable"}) {
+		t.Errorf("overridden: %+v", a)
+	}
+}

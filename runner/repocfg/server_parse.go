@@ -135,9 +135,7 @@ func (d *decoder) serverRepo(n *yaml.Node, p string, workflows map[string]Workfl
 		case "apply_requirements":
 			r.ApplyRequirements, err = d.strList(f.val, fp, d.requirement)
 		case "import_requirements":
-			if r.ImportRequirements, err = d.strList(f.val, fp, d.requirement); err == nil && len(r.ImportRequirements) > 0 {
-				d.warn(f.key, fp, "Atoll has no import command")
-			}
+			r.ImportRequirements, err = d.strList(f.val, fp, d.requirement)
 		case "allowed_overrides":
 			r.AllowedOverrides, err = d.strList(f.val, fp, func(item *yaml.Node, ip, s string) error {
 				return d.check(item, ip, s, oneOf(OverrideKeys))
