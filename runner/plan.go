@@ -158,7 +158,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 					TerraformVersion: p.TerraformVersion, TerraformDistribution: p.TerraformDistribution, ApplyRequirements: p.ApplyRequirements,
 					PlanRequirements: p.PlanRequirements, Autoplan: autoplan,
 					Parallel: cfg != nil && cfg.ParallelPlan, ParallelApply: cfg != nil && cfg.ParallelApply,
-					Automerge: cfg != nil && cfg.Automerge, Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
+					Automerge: cfg != nil && cfg.Automerge, DeleteSourceBranch: p.DeleteSourceBranchOnMerge != nil && *p.DeleteSourceBranchOnMerge, Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
 					AbortOnOrderFail: cfg != nil && cfg.AbortOnExecutionOrderFail}}
 			if err := applyWorkflow(cfg, p, &j.Spec); err != nil {
 				return err

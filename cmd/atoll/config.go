@@ -63,6 +63,8 @@ type Config struct {
 
 	commandsConfig // --allow-commands, --disable-apply, --disable-autoplan (commands.go)
 
+	githubExtrasConfig // --emoji-reaction, --gh-team-allowlist (githubextras.go)
+
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
 	AdvertiseURL string
@@ -116,6 +118,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	azureFlags(fs, &c.azureConfig)
 	repoConfigFlags(fs, &c.repoConfig)
 	commandsFlags(fs, &c.commandsConfig)
+	githubExtrasFlags(fs, &c.githubExtrasConfig)
 	terraformFlags(fs, &c.terraformConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {

@@ -9,6 +9,10 @@ type Config struct {
 	// AbortOnExecutionOrderFail stops a plan or apply after the first
 	// execution_order_group with a failure: later groups do not run.
 	AbortOnExecutionOrderFail bool
+	// DeleteSourceBranchOnMerge is the file's top-level
+	// delete_source_branch_on_merge (nil: not set). Merge folds it into
+	// each project's.
+	DeleteSourceBranchOnMerge *bool
 	Projects                  []Project
 	Workflows                 map[string]Workflow // never nil; keyed by workflow name
 	Explicit                  bool                // true when read from a file, false when autodiscovered
@@ -38,6 +42,8 @@ type ProjectDefaults struct {
 	Workflow          string // "" is the default workflow
 	ApplyRequirements []string
 	PlanRequirements  []string
+	// DeleteSourceBranchOnMerge: the server's, or the file's top-level.
+	DeleteSourceBranchOnMerge bool
 }
 
 // override is a key written in a project that allowed_overrides governs.
@@ -65,6 +71,12 @@ type Project struct {
 	// DependsOn names the projects (of the same file) that must succeed
 	// first: in the same request, and for an apply, also in earlier ones.
 	DependsOn []string
+	// DeleteSourceBranchOnMerge deletes the head branch when automerge
+	// merges the pull request. As parsed, nil when the project does not
+	// set it; after ServerConfig.Merge, never nil: the project's value
+	// (when allowed_overrides lets it), else the file's top-level one, else
+	// the server's.
+	DeleteSourceBranchOnMerge *bool
 }
 
 // Autoplan says whether and when a project is planned automatically.
@@ -120,6 +132,7 @@ func (c *Config) adHoc(dir, workspace string) Project {
 		p.Workflow = c.Defaults.Workflow
 		p.ApplyRequirements = append([]string(nil), c.Defaults.ApplyRequirements...)
 		p.PlanRequirements = append([]string(nil), c.Defaults.PlanRequirements...)
+		p.DeleteSourceBranchOnMerge = boolPtr(c.Defaults.DeleteSourceBranchOnMerge)
 	}
 	return p
 }
@@ -131,5 +144,10 @@ func (p Project) clone() Project {
 	p.ApplyRequirements = append([]string(nil), p.ApplyRequirements...)
 	p.PlanRequirements = append([]string(nil), p.PlanRequirements...)
 	p.DependsOn = append([]string(nil), p.DependsOn...)
+	if p.DeleteSourceBranchOnMerge != nil {
+		p.DeleteSourceBranchOnMerge = boolPtr(*p.DeleteSourceBranchOnMerge)
+	}
 	return p
 }
+
+func boolPtr(b bool) *bool { return &b }

@@ -23,6 +23,7 @@ type serverSettings struct {
 	planReqs, applyReqs                []string
 	allowedOverrides, allowedWorkflows []string
 	allowCustomWorkflows               bool
+	deleteSourceBranch                 bool
 }
 
 // settings resolves the keys for the repository id (host/owner/name).
@@ -49,6 +50,9 @@ func (s *ServerConfig) settings(id string) serverSettings {
 		}
 		if r.AllowCustomWorkflows != nil {
 			out.allowCustomWorkflows = *r.AllowCustomWorkflows
+		}
+		if r.DeleteSourceBranchOnMerge != nil {
+			out.deleteSourceBranch = *r.DeleteSourceBranchOnMerge
 		}
 	}
 	return out
@@ -164,8 +168,15 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 	if serverWorkflow == DefaultWorkflow {
 		serverWorkflow = ""
 	}
+	// As in Atlantis, the file's top-level delete_source_branch_on_merge
+	// needs no allowed_overrides; a project's does (check refused it).
+	deleteBranch := set.deleteSourceBranch
+	if cfg != nil && cfg.DeleteSourceBranchOnMerge != nil {
+		deleteBranch = *cfg.DeleteSourceBranchOnMerge
+	}
 	out.Defaults = ProjectDefaults{Workflow: serverWorkflow,
-		ApplyRequirements: slices.Clone(set.applyReqs), PlanRequirements: slices.Clone(set.planReqs)}
+		ApplyRequirements: slices.Clone(set.applyReqs), PlanRequirements: slices.Clone(set.planReqs),
+		DeleteSourceBranchOnMerge: deleteBranch}
 	if cfg != nil {
 		out.Projects = make([]Project, len(cfg.Projects))
 		for i, p := range cfg.Projects {
@@ -178,6 +189,9 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 			}
 			if p.PlanRequirements == nil || !set.allowed(KeyPlanRequirements) {
 				p.PlanRequirements = slices.Clone(set.planReqs)
+			}
+			if p.DeleteSourceBranchOnMerge == nil || !set.allowed(KeyDeleteSourceBranchOnMerge) {
+				p.DeleteSourceBranchOnMerge = boolPtr(deleteBranch)
 			}
 			out.Projects[i] = p
 		}
