@@ -71,6 +71,22 @@ func TestEmojiReactionOnPlanComment(t *testing.T) {
 	x.mu.Unlock()
 	e.comment(1, "atlantis plan -d staging")
 	mustContain(t, "plan with the reaction refused", e.waitComment(1, 3), "Plan: 2 to add")
+	if n := e.gh.callCount("POST /repos/acme/infra/issues/comments/" + commentID + "/reactions"); n != 2 {
+		t.Fatalf("reaction requests = %d; want 2 (one accepted, one refused)", n)
+	}
+}
+
+// callCount counts the recorded calls "METHOD /path".
+func (f *fakeGitHub) callCount(call string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.calls {
+		if c == call {
+			n++
+		}
+	}
+	return n
 }
 
 // delete_source_branch_on_merge: automerge deletes the head branch of the
@@ -96,6 +112,8 @@ func TestAutomergeDeleteSourceBranch(t *testing.T) {
 		t.Fatalf("deleted branches = %v; want [scale-a]", got)
 	}
 
+	// Without the key (pull request 2's atlantis.yaml is the base's), the
+	// branch stays.
 	e.open(2, "scale-b", map[string]string{"b/main.tf": tfProject("b", 2)}, "b/main.tf")
 	mustContain(t, "plan of #2", e.waitComment(2, 1), "Plan: 2 to add")
 	e.comment(2, "atlantis apply")
@@ -189,5 +207,39 @@ func TestGitHubExtrasFlags(t *testing.T) {
 		if err := c.Parse(append(append([]string{}, base...), bad...), envOf(nil)); err == nil {
 			t.Errorf("Parse(%v) accepted", bad)
 		}
+	}
+}
+
+// The server-side repo config's delete_source_branch_on_merge applies to a
+// repository whose atlantis.yaml says nothing about it.
+func TestAutomergeDeleteSourceBranchFromServerConfig(t *testing.T) {
+	e, x := newE2EExtras(t, map[string]string{"atlantis.yaml": "version: 3\nautomerge: true\nprojects:\n- dir: a\n- dir: b\n",
+		"a/main.tf": tfProject("a", 1), "b/main.tf": tfProject("b", 1)},
+		func(c *main.Config) {
+			c.RepoConfigJSON = `{"repos": [{"id": "github.com/acme/infra", "delete_source_branch_on_merge": true}]}`
+		})
+	x.mu.Lock()
+	x.branches["scale-a"] = true
+	x.mu.Unlock()
+	e.open(1, "scale-a", map[string]string{"a/main.tf": tfProject("a", 2)}, "a/main.tf")
+	mustContain(t, "plan", e.waitComment(1, 1), "Plan: 2 to add")
+	e.comment(1, "atlantis apply")
+	mustContain(t, "apply", e.waitComment(1, 2), "Apply complete!")
+	mustContain(t, "automerge", e.waitComment(1, 3), "Automatically merged")
+	if got := x.deletedBranches(); !slices.Equal(got, []string{"scale-a"}) {
+		t.Fatalf("deleted branches = %v; want [scale-a]", got)
+	}
+
+	// A branch GitHub refuses to delete: merged all the same, and told.
+	x.mu.Lock()
+	x.branches["keep-me"], x.protected = true, map[string]bool{"keep-me": true}
+	x.mu.Unlock()
+	e.open(2, "keep-me", map[string]string{"b/main.tf": tfProject("b", 3)}, "b/main.tf")
+	mustContain(t, "plan of #2", e.waitComment(2, 1), "Plan: 3 to add")
+	e.comment(2, "atlantis apply")
+	mustContain(t, "apply of #2", e.waitComment(2, 2), "Apply complete!")
+	mustContain(t, "automerge of #2", e.waitComment(2, 3), "Automatically merged", "`keep-me` could not be deleted", "Cannot delete this protected branch")
+	if m := e.gh.mergesOf(2); len(m) != 1 {
+		t.Fatalf("merges of #2 = %+v", m)
 	}
 }

@@ -323,6 +323,8 @@ type ghExtras struct {
 	// refuseReactions answers reactions 403, as GitHub does a token that
 	// may not write issues.
 	refuseReactions bool
+	// protected branches cannot be deleted (422, as GitHub answers).
+	protected map[string]bool
 }
 
 type fakeReaction struct {
@@ -397,6 +399,11 @@ func (x *ghExtras) deleteRef(w http.ResponseWriter, r *http.Request) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	b := r.PathValue("branch")
+	if x.protected[b] {
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		writeJSONResp(w, map[string]any{"message": "Cannot delete this protected branch", "documentation_url": "https://docs.github.com/rest/git/refs#delete-a-reference"})
+		return
+	}
 	if !x.branches[b] {
 		w.WriteHeader(http.StatusUnprocessableEntity)
 		writeJSONResp(w, map[string]any{"message": "Reference does not exist", "documentation_url": "https://docs.github.com/rest/git/refs#delete-a-reference"})

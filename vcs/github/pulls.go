@@ -166,6 +166,11 @@ func (p *Provider) deleteBranch(ctx context.Context, gh *github.Client, repo ato
 		strings.Contains(er.Message, "Reference does not exist")) {
 		return nil
 	}
+	if er != nil && er.Response != nil && er.Response.StatusCode == http.StatusUnprocessableEntity {
+		// A protected branch, a ruleset: GitHub's reason is for the user.
+		coded := atoll.Errorf(atoll.ECONFLICT, "GitHub refused to delete branch %s: %s", branch, er.Message)
+		return fmt.Errorf("%w: %w: %w", vcs.ErrSourceBranchKept, coded, err)
+	}
 	return fmt.Errorf("%w: %w", vcs.ErrSourceBranchKept, apiError(err, "delete branch %s of %s", branch, repo.FullName()))
 }
 

@@ -95,7 +95,7 @@ func TestMergeDeleteSourceBranch(t *testing.T) {
 			if got := errors.Is(err, vcs.ErrSourceBranchKept); got != tc.wantKept || (err != nil && !tc.wantKept) {
 				t.Fatalf("err = %v; want ErrSourceBranchKept %v", err, tc.wantKept)
 			}
-			if tc.wantKept && !strings.Contains(err.Error(), "protected branch") {
+			if tc.wantKept && !strings.Contains(atoll.ErrorMessage(err), "protected branch") {
 				t.Errorf("err = %v; want GitHub's reason", err)
 			}
 			if n := len(f.callsTo("PUT", "/repos/octocat/Hello-World/pulls/1347/merge")); n != 1 {
