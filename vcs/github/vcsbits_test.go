@@ -32,8 +32,11 @@ func TestReact(t *testing.T) {
 	if len(calls) != 2 || !strings.Contains(string(calls[0].Body), `"content":"eyes"`) {
 		t.Fatalf("reaction calls = %+v", calls)
 	}
-	if len(f.reactions) != 1 {
-		t.Errorf("reactions = %v; want one", f.reactions)
+	f.mu.Lock()
+	reactions := len(f.reactions)
+	f.mu.Unlock()
+	if reactions != 1 {
+		t.Errorf("reactions = %d; want one", reactions)
 	}
 
 	if err := p.React(ctx, helloWorld, pullNum, id, "thumbsup"); err == nil {
