@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/command"
@@ -108,3 +109,29 @@ func (r *Runner) teamAllowed(ctx context.Context, w *work, cmd string) (bool, er
 	return false, r.reply(ctx, w, "error", fmt.Sprintf("**@%s is not allowed to run `%s` on this repository.** The server's --gh-team-allowlist lets members of these teams of %s run it: %s. "+
 		"Ask an owner of %s to add you to one of them. Nothing was run.", w.req.User, cmd, w.repo.Owner, allowed, w.repo.Owner))
 }
+
+// intakeTeamAllows is teamAllowed for a cancel comment at intake, where a
+// cancel acts at once: the user's teams are looked up there (cached, and
+// bounded by a short timeout) so that someone the list refuses cancels
+// nothing. When the lookup fails or refuses, the request is still queued:
+// its turn answers with teamAllowed's comment.
+func (r *Runner) intakeTeamAllows(ctx context.Context, ev *vcs.Event, cmd string) bool {
+	if len(r.TeamAllowlist) == 0 || (ev.Source != "" && ev.Source != atoll.SourcePRComment) || r.TeamAllowlist.Allows(nil, cmd) {
+		return true
+	}
+	p, err := r.provider(ev.Repo.VCS)
+	if err != nil {
+		return false
+	}
+	lister, ok := p.(vcs.TeamLister)
+	if !ok {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, intakeLookupTimeout)
+	defer cancel()
+	teams, err := lister.UserTeams(ctx, ev.Repo, ev.User)
+	return err == nil && r.TeamAllowlist.Allows(teams, cmd)
+}
+
+// intakeLookupTimeout bounds the team lookup a webhook waits for.
+const intakeLookupTimeout = 10 * time.Second
