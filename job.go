@@ -64,7 +64,10 @@ type JobSpec struct {
 	Parallel          bool     `json:"parallel,omitempty"`       // run beside the request's other jobs
 	ParallelApply     bool     `json:"parallel_apply,omitempty"` // for plan jobs: whether their applies may run in parallel
 	Automerge         bool     `json:"automerge,omitempty"`      // merge once every plan is applied
-	PlanID            int64    `json:"plan_id,omitempty"`        // for apply jobs: the stored plan to apply
+	// DeleteSourceBranch deletes the head branch when automerge merges
+	// (delete_source_branch_on_merge).
+	DeleteSourceBranch bool  `json:"delete_source_branch,omitempty"`
+	PlanID             int64 `json:"plan_id,omitempty"` // for apply jobs: the stored plan to apply
 	// Group is the project's execution_order_group: a request runs its
 	// jobs group by group, lowest first. DependsOn names the projects that
 	// must succeed before this one runs; AbortOnOrderFail stops later

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -208,7 +209,11 @@ func (r *Runner) automerge(ctx context.Context, w *work, cmd *command.Command, o
 	if pending, err := r.DB.PendingPlans(ctx, w.pull.ID); err != nil || len(pending) > 0 {
 		return err
 	}
-	if err := w.vcs.Merge(ctx, *w.repo, w.pull.Number, orDefault(cmd.AutoMergeMethod, "merge")); err != nil {
+	opts := vcs.MergeOptions{Method: orDefault(cmd.AutoMergeMethod, "merge"), DeleteSourceBranch: outcomes[0].job.Spec.DeleteSourceBranch}
+	if err := w.vcs.Merge(ctx, *w.repo, w.pull.Number, opts); errors.Is(err, vcs.ErrSourceBranchKept) {
+		w.log.Warn("automerge kept the source branch", "branch", w.pull.HeadRef, "err", err)
+		return r.reply(ctx, w, "automerge", fmt.Sprintf("Automatically merged because all plans were successfully applied, but the source branch `%s` could not be deleted: %s", w.pull.HeadRef, atoll.ErrorMessage(err)))
+	} else if err != nil {
 		return r.reply(ctx, w, "automerge", "Automerge failed: "+atoll.ErrorMessage(err))
 	}
 	return r.reply(ctx, w, "automerge", "Automatically merged because all plans were successfully applied.")

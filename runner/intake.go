@@ -52,7 +52,7 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 		}
 		// cancel acts at once: queued behind the requests it cancels, it
 		// would only run after them.
-		cancelQueued = cmd != nil && cmd.Name == command.Cancel
+		cancelQueued = cmd != nil && cmd.Name == command.Cancel && r.intakeTeamAllows(ctx, ev, command.Cancel)
 		req.Kind, req.Comment = atoll.RequestComment, ev.Comment
 		if req.Source == "" {
 			req.Source = atoll.SourcePRComment

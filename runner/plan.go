@@ -56,7 +56,7 @@ func (r *Runner) fail(ctx context.Context, w *work, command string, err error) e
 	ctx, cancel := reportContext(ctx)
 	defer cancel()
 	if errors.Is(err, errForkPR) && r.SilenceForkPRErrors {
-		w.log.Info(command+" refused: pull request from a fork (not commented: --silence-fork-pr-errors)")
+		w.log.Info(command + " refused: pull request from a fork (not commented: --silence-fork-pr-errors)")
 		return nil
 	}
 	w.log.Error(command+" failed", "err", err)
@@ -170,7 +170,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 					PlanRequirements: p.PlanRequirements, Autoplan: autoplan,
 					ImportRequirements: p.ImportRequirements, Args: cmd.Args,
 					Parallel: repocfg.Setting(cfg.ParallelPlan, r.ParallelPlan) && kind == atoll.JobPlan, ParallelApply: repocfg.Setting(cfg.ParallelApply, r.ParallelApply),
-					Automerge: repocfg.Setting(cfg.Automerge, r.Automerge), Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
+					Automerge: repocfg.Setting(cfg.Automerge, r.Automerge), DeleteSourceBranch: p.DeleteSourceBranchOnMerge != nil && *p.DeleteSourceBranchOnMerge, Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
 					AbortOnOrderFail: cfg != nil && cfg.AbortOnExecutionOrderFail}}
 			if err := applyWorkflow(cfg, p, &j.Spec); err != nil {
 				return err

@@ -113,10 +113,14 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 		if w.pull.State != atoll.PullOpen {
 			return nil
 		}
+		if ok, err := r.teamAllowed(ctx, w, command.Plan); !ok {
+			return err
+		}
 		r.running.markPlan(w.pull.ID, w.req.ID)
 		autoplan := &command.Command{Name: command.Plan}
 		return r.withHooks(ctx, w, "plan", autoplan, func() error { return r.plan(ctx, w, autoplan, true) })
 	}
+	r.react(ctx, w)
 	cmd, err := r.Parser.Parse(w.req.Comment)
 	if err != nil {
 		return r.reply(ctx, w, "error", atoll.ErrorMessage(err))
@@ -125,6 +129,9 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 	}
 	if w.pull.State != atoll.PullOpen && (cmd.Name == command.Plan || cmd.Name == command.Apply) {
 		return r.reply(ctx, w, "error", fmt.Sprintf("This pull request is %s: Atoll does not %s closed pull requests.", w.pull.State, cmd.Name))
+	}
+	if ok, err := r.teamAllowed(ctx, w, cmd.Name); !ok {
+		return err
 	}
 	switch cmd.Name {
 	case command.Help:

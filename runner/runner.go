@@ -102,6 +102,12 @@ type Runner struct {
 	// Terraform.Bin).
 	TFDistribution   string
 	DefaultTFVersion string
+	// EmojiReaction is what command comments are reacted to with on hosts
+	// with reactions (--emoji-reaction; "" reacts not). TeamAllowlist is
+	// --gh-team-allowlist (nil checks nothing). See reaction.go and
+	// teamallowlist.go.
+	EmojiReaction string
+	TeamAllowlist TeamAllowlist
 
 	running running // requests being worked on, so cancel can interrupt a plan (cancel.go)
 	wake    chan struct{}

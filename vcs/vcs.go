@@ -4,6 +4,7 @@ package vcs
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/atollhq/atoll"
@@ -131,8 +132,10 @@ type Provider interface {
 	// credentials embedded when the host needs them. It must never be logged.
 	CloneURL(ctx context.Context, repo atoll.Repo) (string, error)
 
-	// Merge merges the pull request (automerge after a full apply).
-	Merge(ctx context.Context, repo atoll.Repo, number int, method string) error
+	// Merge merges the pull request (automerge after a full apply). An
+	// error wrapping ErrSourceBranchKept means the merge succeeded but the
+	// source branch opts asked to delete is still there.
+	Merge(ctx context.Context, repo atoll.Repo, number int, opts MergeOptions) error
 
 	// GitCredentials returns what git over http(s) authenticates with on
 	// this host while Terraform runs for repo (private module sources); a
@@ -140,6 +143,20 @@ type Provider interface {
 	// it is handed to git only through Atoll's credential helper.
 	GitCredentials(ctx context.Context, repo atoll.Repo) (GitCredential, error)
 }
+
+// MergeOptions say how Merge merges.
+type MergeOptions struct {
+	// Method is merge (the default when empty), squash or rebase; hosts
+	// may accept more (Azure DevOps: rebase-merge).
+	Method string
+	// DeleteSourceBranch deletes the pull request's head branch once
+	// merged (delete_source_branch_on_merge), except a fork's.
+	DeleteSourceBranch bool
+}
+
+// ErrSourceBranchKept is wrapped by Merge when the pull request was merged
+// but its source branch could not be deleted.
+var ErrSourceBranchKept = errors.New("merged, but the source branch was not deleted")
 
 // GitCredential is a user name and password git sends to the hosts under
 // URL (a scheme and host, with a port when not the default:
@@ -168,6 +185,22 @@ func Comment(ctx context.Context, p Provider, repo atoll.Repo, number int, reply
 		return r.ReplyComment(ctx, repo, number, replyTo, body)
 	}
 	return p.CreateComment(ctx, repo, number, body)
+}
+
+// Reactor is a host that can react to a comment with an emoji: Atlantis's
+// --emoji-reaction, which marks the command comments it accepted.
+// reaction is the host's name for it (GitHub: +1, -1, laugh, confused,
+// heart, hooray, rocket or eyes).
+type Reactor interface {
+	React(ctx context.Context, repo atoll.Repo, number int, commentID, reaction string) error
+}
+
+// TeamLister is a host whose users belong to teams (GitHub organizations):
+// what --gh-team-allowlist checks. UserTeams returns the slugs of the
+// teams of repo's owner that login belongs to, directly or through a child
+// team; none (and no error) when the owner is not an organization.
+type TeamLister interface {
+	UserTeams(ctx context.Context, repo atoll.Repo, login string) ([]string, error)
 }
 
 // HostCredentials is a host whose git credentials do not depend on the

@@ -64,6 +64,8 @@ type Config struct {
 	commandsConfig // --allow-commands, --disable-apply, --disable-autoplan (commands.go)
 	atlantisConfig // --automerge, --parallel-plan, --silence-*, ... (atlantisflags.go)
 
+	githubExtrasConfig // --emoji-reaction, --gh-team-allowlist (githubextras.go)
+
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
 	AdvertiseURL string
@@ -119,6 +121,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	commandsFlags(fs, &c.commandsConfig)
 	atlantisFlags(fs, &c.atlantisConfig)
 	aliasFlags(fs)
+	githubExtrasFlags(fs, &c.githubExtrasConfig)
 	terraformFlags(fs, &c.terraformConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {

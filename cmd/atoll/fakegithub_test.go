@@ -301,3 +301,169 @@ func (f *fakeGitHub) minimizeCalls() int {
 }
 
 func fixture(name string) string { return "../../vcs/github/testdata/github/" + name }
+
+// ghExtras is a second front for a fakeGitHub with what only some tests
+// need, in GitHub's wire format: comment reactions (201 with the reaction,
+// 200 when it exists), git ref deletion (204; 422 "Reference does not
+// exist" for a missing branch) and the organization teams GraphQL query
+// (the teams with a member among userLogins, each with its ancestors).
+// Anything else goes to the fake, which also authenticates and records
+// every call. Point GHAPIURL at URL+"/".
+type ghExtras struct {
+	*httptest.Server
+	gh *fakeGitHub
+
+	mu          sync.Mutex
+	reactions   []fakeReaction
+	branches    map[string]bool     // existing branches of acme/infra
+	deleted     []string            // branches deleted, in order
+	teams       map[string][]string // team slug: direct members' logins
+	parents     map[string]string   // team slug: parent team slug
+	teamQueries int
+	// refuseReactions answers reactions 403, as GitHub does a token that
+	// may not write issues.
+	refuseReactions bool
+	// protected branches cannot be deleted (422, as GitHub answers).
+	protected map[string]bool
+}
+
+type fakeReaction struct {
+	CommentID, Content string
+}
+
+func newGHExtras(t testing.TB, f *fakeGitHub) *ghExtras {
+	x := &ghExtras{gh: f, branches: map[string]bool{}, teams: map[string][]string{}, parents: map[string]string{}}
+	inner := f.Server.Config.Handler
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /repos/{owner}/{repo}/issues/comments/{id}/reactions", x.react)
+	mux.HandleFunc("DELETE /repos/{owner}/{repo}/git/refs/heads/{branch...}", x.deleteRef)
+	mux.HandleFunc("POST /graphql", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		x.teamsQuery(w, body)
+	})
+	x.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		_, pattern := mux.Handler(r)
+		if pattern == "" || (pattern == "POST /graphql" && !strings.Contains(string(body), "teams(")) {
+			inner.ServeHTTP(w, r) // authenticated and recorded there
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer gh-test-token" && r.Header.Get("Authorization") != "token gh-test-token" && !appJWT(r) {
+			http.Error(w, `{"message":"Bad credentials"}`, http.StatusUnauthorized)
+			return
+		}
+		f.mu.Lock()
+		f.calls = append(f.calls, r.Method+" "+r.URL.Path)
+		f.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(x.Close)
+	return x
+}
+
+func (x *ghExtras) react(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Content string `json:"content"`
+	}
+	json.NewDecoder(r.Body).Decode(&in)
+	switch in.Content {
+	case "+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes":
+	default:
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		writeJSONResp(w, map[string]any{"message": "Validation Failed", "errors": []map[string]any{{"resource": "Reaction", "code": "custom", "field": "content", "message": "content is not included in the list"}}})
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.refuseReactions {
+		w.WriteHeader(http.StatusForbidden)
+		writeJSONResp(w, map[string]any{"message": "Resource not accessible by integration", "status": "403"})
+		return
+	}
+	reaction := map[string]any{"id": len(x.reactions) + 1, "node_id": "REA_1", "content": in.Content,
+		"user": map[string]any{"login": "atoll-bot", "id": 1, "type": "User"}, "created_at": "2026-11-22T22:00:00Z"}
+	for _, re := range x.reactions {
+		if re.CommentID == r.PathValue("id") && re.Content == in.Content {
+			writeJSONResp(w, reaction) // 200: already there
+			return
+		}
+	}
+	x.reactions = append(x.reactions, fakeReaction{CommentID: r.PathValue("id"), Content: in.Content})
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusCreated)
+	json.NewEncoder(w).Encode(reaction)
+}
+
+func (x *ghExtras) deleteRef(w http.ResponseWriter, r *http.Request) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	b := r.PathValue("branch")
+	if x.protected[b] {
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		writeJSONResp(w, map[string]any{"message": "Cannot delete this protected branch", "documentation_url": "https://docs.github.com/rest/git/refs#delete-a-reference"})
+		return
+	}
+	if !x.branches[b] {
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		writeJSONResp(w, map[string]any{"message": "Reference does not exist", "documentation_url": "https://docs.github.com/rest/git/refs#delete-a-reference"})
+		return
+	}
+	delete(x.branches, b)
+	x.deleted = append(x.deleted, b)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (x *ghExtras) teamsQuery(w http.ResponseWriter, body []byte) {
+	var in struct {
+		Query     string `json:"query"`
+		Variables struct {
+			Org   string `json:"org"`
+			Login string `json:"login"`
+		} `json:"variables"`
+	}
+	json.Unmarshal(body, &in)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.teamQueries++
+	if in.Variables.Org != "acme" {
+		writeJSONResp(w, map[string]any{"data": map[string]any{"organization": nil}, "errors": []map[string]any{{"type": "NOT_FOUND", "path": []string{"organization"},
+			"message": fmt.Sprintf("Could not resolve to an Organization with the login of '%s'.", in.Variables.Org)}}})
+		return
+	}
+	nodes := []map[string]any{}
+	for slug, members := range x.teams {
+		member := false
+		for _, m := range members {
+			member = member || strings.EqualFold(m, in.Variables.Login)
+		}
+		if !member {
+			continue
+		}
+		ancestors := []map[string]any{}
+		for p := x.parents[slug]; p != ""; p = x.parents[p] {
+			ancestors = append(ancestors, map[string]any{"slug": p})
+		}
+		nodes = append(nodes, map[string]any{"slug": slug, "ancestors": map[string]any{"nodes": ancestors}})
+	}
+	writeJSONResp(w, map[string]any{"data": map[string]any{"organization": map[string]any{"teams": map[string]any{
+		"nodes": nodes, "pageInfo": map[string]any{"hasNextPage": false, "endCursor": "Y3Vyc29yOjE="}}}}})
+}
+
+func (x *ghExtras) reactionsOn(commentID string) []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []string
+	for _, re := range x.reactions {
+		if re.CommentID == commentID {
+			out = append(out, re.Content)
+		}
+	}
+	return out
+}
+
+func (x *ghExtras) deletedBranches() []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return append([]string(nil), x.deleted...)
+}

@@ -296,6 +296,7 @@ func (m *Main) Run(ctx context.Context) error {
 			m.Logger.Warn("server-side repo config", "warning", w)
 		}
 	}
+	c.githubExtrasConfig.configure(m.Runner)
 	m.Server.Runner = m.Runner
 	if err := m.setupTerraform(ctx, dataDir); err != nil {
 		return err

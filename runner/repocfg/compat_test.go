@@ -109,7 +109,7 @@ var referenceYAML = lines(
 
 func TestParseAtlantisReference(t *testing.T) {
 	cfg := mustParse(t, referenceYAML)
-	if !*cfg.Automerge || !*cfg.ParallelPlan || !*cfg.ParallelApply || cfg.Version != 3 {
+	if !*cfg.Automerge || !*cfg.ParallelPlan || !*cfg.ParallelApply || cfg.Version != 3 || cfg.DeleteSourceBranchOnMerge == nil || !*cfg.DeleteSourceBranchOnMerge {
 		t.Errorf("top-level settings = %+v", cfg)
 	}
 	net := cfg.Projects[0]
@@ -119,7 +119,7 @@ func TestParseAtlantisReference(t *testing.T) {
 		ApplyRequirements:   []string{"mergeable", "approved", "undiverged"},
 		PlanRequirements:    []string{"mergeable", "approved", "undiverged"},
 		ImportRequirements:  []string{"mergeable", "approved", "undiverged"},
-		ExecutionOrderGroup: 1, DependsOn: []string{"base"},
+		ExecutionOrderGroup: 1, DependsOn: []string{"base"}, DeleteSourceBranchOnMerge: boolp(true),
 	}
 	if !reflect.DeepEqual(net, want) {
 		t.Errorf("project = %+v\nwant      %+v", net, want)
@@ -146,12 +146,10 @@ func TestParseAtlantisReference(t *testing.T) {
 	}
 	wantWarnings := []string{
 		"atlantis.yaml line 5: `autodiscover.ignore_paths` is accepted but not acted on by Atoll yet",
-		"atlantis.yaml line 7: `delete_source_branch_on_merge` is accepted but not acted on by Atoll yet (Atoll never deletes branches)",
 		"atlantis.yaml line 11: `emoji_reaction` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 13: `repo_locks.mode: on_apply` is accepted but not acted on by Atoll yet (Atoll locks on plan)",
 		"atlantis.yaml line 14: `silence_pr_comments` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 17: `projects[0].branch` is accepted but not acted on by Atoll yet (the project is used whatever the base branch)",
-		"atlantis.yaml line 22: `projects[0].delete_source_branch_on_merge` is accepted but not acted on by Atoll yet (Atoll never deletes branches)",
 		"atlantis.yaml line 33: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 40: `projects[1].policy_check` is accepted but not acted on by Atoll yet (Atoll runs no policy checks)",
 		"atlantis.yaml line 81: `allowed_regexp_prefixes` is accepted but not acted on by Atoll yet",

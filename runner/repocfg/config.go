@@ -12,6 +12,10 @@ type Config struct {
 	// AbortOnExecutionOrderFail stops a plan or apply after the first
 	// execution_order_group with a failure: later groups do not run.
 	AbortOnExecutionOrderFail bool
+	// DeleteSourceBranchOnMerge is the file's top-level
+	// delete_source_branch_on_merge (nil: not set). Merge folds it into
+	// each project's.
+	DeleteSourceBranchOnMerge *bool
 	Projects                  []Project
 	Workflows                 map[string]Workflow // never nil; keyed by workflow name
 	Explicit                  bool                // true when read from a file, false when autodiscovered
@@ -42,6 +46,8 @@ type ProjectDefaults struct {
 	ApplyRequirements  []string
 	PlanRequirements   []string
 	ImportRequirements []string
+	// DeleteSourceBranchOnMerge: the server's, or the file's top-level.
+	DeleteSourceBranchOnMerge bool
 }
 
 // override is a key written in a project that allowed_overrides governs.
@@ -70,6 +76,12 @@ type Project struct {
 	// DependsOn names the projects (of the same file) that must succeed
 	// first: in the same request, and for an apply, also in earlier ones.
 	DependsOn []string
+	// DeleteSourceBranchOnMerge deletes the head branch when automerge
+	// merges the pull request. As parsed, nil when the project does not
+	// set it; after ServerConfig.Merge, never nil: the project's value
+	// (when allowed_overrides lets it), else the file's top-level one, else
+	// the server's.
+	DeleteSourceBranchOnMerge *bool
 }
 
 // Autoplan says whether and when a project is planned automatically.
@@ -126,6 +138,7 @@ func (c *Config) adHoc(dir, workspace string) Project {
 		p.ApplyRequirements = append([]string(nil), c.Defaults.ApplyRequirements...)
 		p.PlanRequirements = append([]string(nil), c.Defaults.PlanRequirements...)
 		p.ImportRequirements = append([]string(nil), c.Defaults.ImportRequirements...)
+		p.DeleteSourceBranchOnMerge = boolPtr(c.Defaults.DeleteSourceBranchOnMerge)
 	}
 	return p
 }
@@ -138,6 +151,9 @@ func (p Project) clone() Project {
 	p.PlanRequirements = append([]string(nil), p.PlanRequirements...)
 	p.ImportRequirements = append([]string(nil), p.ImportRequirements...)
 	p.DependsOn = append([]string(nil), p.DependsOn...)
+	if p.DeleteSourceBranchOnMerge != nil {
+		p.DeleteSourceBranchOnMerge = boolPtr(*p.DeleteSourceBranchOnMerge)
+	}
 	return p
 }
 
@@ -149,3 +165,4 @@ func Setting(v *bool, def bool) bool {
 	}
 	return *v
 }
+func boolPtr(b bool) *bool { return &b }

@@ -59,7 +59,7 @@ func (d *decoder) config(doc *yaml.Node) (*Config, error) {
 		case "parallel_apply":
 			cfg.ParallelApply, err = d.optBoolean(f.val, f.name)
 		case "delete_source_branch_on_merge":
-			err = d.warnIfTrue(f, f.name, "Atoll never deletes branches")
+			cfg.DeleteSourceBranchOnMerge, err = d.boolPtr(f.val, f.name)
 		case "abort_on_execution_order_fail":
 			cfg.AbortOnExecutionOrderFail, err = d.boolean(f.val, f.name)
 		case "allowed_regexp_prefixes":

@@ -86,7 +86,7 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 		case "execution_order_group":
 			p.ExecutionOrderGroup, err = d.integer(f.val, fp)
 		case "delete_source_branch_on_merge":
-			err = d.warnIfTrue(f, fp, "Atoll never deletes branches")
+			p.DeleteSourceBranchOnMerge, err = d.boolPtr(f.val, fp)
 		case "custom_policy_check", "policy_check":
 			err = d.warnIfTrue(f, fp, "Atoll runs no policy checks")
 		case "repo_locking":

@@ -15,10 +15,9 @@
 // reported in Config.Warnings, one message with its line per key whose value
 // asks for something Atoll does not do (a value Atoll behaves as anyway,
 // such as repo_locks mode on_plan, gives none): top-level
-// delete_source_branch_on_merge,
 // allowed_regexp_prefixes, emoji_reaction, silence_pr_comments, repo_locks,
 // autodiscover and policies; project branch,
-// delete_source_branch_on_merge, repo_locking, repo_locks,
+// repo_locking, repo_locks,
 // custom_policy_check, policy_check, terraform_distribution and
 // silence_pr_comments. The policy_check workflow stage is parsed and kept
 // but not run.

@@ -72,19 +72,21 @@ func TestParseAllKeys(t *testing.T) {
 		Explicit:      true,
 		// Acted on since execution order groups and depends_on run.
 		AbortOnExecutionOrderFail: true,
+		DeleteSourceBranchOnMerge: boolp(true),
 		Projects: []repocfg.Project{{
-			Name:                  "my-project-name",
-			Dir:                   "project1",
-			Workspace:             "staging",
-			TerraformVersion:      "v1.5.7",
-			TerraformDistribution: "terraform",
-			Workflow:              "myworkflow",
-			Autoplan:              repocfg.Autoplan{Enabled: false, WhenModified: []string{"*.tf", "../modules/**/*.tf"}},
-			ApplyRequirements:     []string{"mergeable", "approved", "undiverged"},
-			PlanRequirements:      []string{"approved"},
-			ImportRequirements:    []string{"mergeable"},
-			ExecutionOrderGroup:   2,
-			DependsOn:             []string{"other"},
+			DeleteSourceBranchOnMerge: boolp(true),
+			Name:                      "my-project-name",
+			Dir:                       "project1",
+			Workspace:                 "staging",
+			TerraformVersion:          "v1.5.7",
+			TerraformDistribution:     "terraform",
+			Workflow:                  "myworkflow",
+			Autoplan:                  repocfg.Autoplan{Enabled: false, WhenModified: []string{"*.tf", "../modules/**/*.tf"}},
+			ApplyRequirements:         []string{"mergeable", "approved", "undiverged"},
+			PlanRequirements:          []string{"approved"},
+			ExecutionOrderGroup:       2,
+			ImportRequirements:        []string{"mergeable"},
+			DependsOn:                 []string{"other"},
 		}, {
 			Name:      "other",
 			Dir:       ".",
@@ -110,11 +112,9 @@ func TestParseAllKeys(t *testing.T) {
 		},
 	}
 	want.Warnings = []string{
-		"atlantis.yaml line 3: `delete_source_branch_on_merge` is accepted but not acted on by Atoll yet (Atoll never deletes branches)",
 		"atlantis.yaml line 6: `emoji_reaction` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 8: `allowed_regexp_prefixes` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 11: `projects[0].branch` is accepted but not acted on by Atoll yet (the project is used whatever the base branch)",
-		"atlantis.yaml line 15: `projects[0].delete_source_branch_on_merge` is accepted but not acted on by Atoll yet (Atoll never deletes branches)",
 		"atlantis.yaml line 19: `projects[0].policy_check` is accepted but not acted on by Atoll yet (Atoll runs no policy checks)",
 		"atlantis.yaml line 23: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
 	}
@@ -368,3 +368,5 @@ func TestParseErrors(t *testing.T) {
 		})
 	}
 }
+
+func boolp(b bool) *bool { return &b }

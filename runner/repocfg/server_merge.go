@@ -23,6 +23,7 @@ type serverSettings struct {
 	planReqs, applyReqs, importReqs    []string
 	allowedOverrides, allowedWorkflows []string
 	allowCustomWorkflows               bool
+	deleteSourceBranch                 bool
 }
 
 // settings resolves the keys for the repository id (host/owner/name).
@@ -52,6 +53,9 @@ func (s *ServerConfig) settings(id string) serverSettings {
 		}
 		if r.AllowCustomWorkflows != nil {
 			out.allowCustomWorkflows = *r.AllowCustomWorkflows
+		}
+		if r.DeleteSourceBranchOnMerge != nil {
+			out.deleteSourceBranch = *r.DeleteSourceBranchOnMerge
 		}
 	}
 	return out
@@ -167,9 +171,15 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 	if serverWorkflow == DefaultWorkflow {
 		serverWorkflow = ""
 	}
+	// As in Atlantis, the file's top-level delete_source_branch_on_merge
+	// needs no allowed_overrides; a project's does (check refused it).
+	deleteBranch := set.deleteSourceBranch
+	if cfg != nil && cfg.DeleteSourceBranchOnMerge != nil {
+		deleteBranch = *cfg.DeleteSourceBranchOnMerge
+	}
 	out.Defaults = ProjectDefaults{Workflow: serverWorkflow,
 		ApplyRequirements: slices.Clone(set.applyReqs), PlanRequirements: slices.Clone(set.planReqs),
-		ImportRequirements: slices.Clone(set.importReqs)}
+		ImportRequirements: slices.Clone(set.importReqs), DeleteSourceBranchOnMerge: deleteBranch}
 	if cfg != nil {
 		out.Projects = make([]Project, len(cfg.Projects))
 		for i, p := range cfg.Projects {
@@ -185,6 +195,9 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 			}
 			if p.ImportRequirements == nil || !set.allowed(KeyImportRequirements) {
 				p.ImportRequirements = slices.Clone(set.importReqs)
+			}
+			if p.DeleteSourceBranchOnMerge == nil || !set.allowed(KeyDeleteSourceBranchOnMerge) {
+				p.DeleteSourceBranchOnMerge = boolPtr(deleteBranch)
 			}
 			out.Projects[i] = p
 		}

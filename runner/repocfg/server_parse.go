@@ -150,9 +150,7 @@ func (d *decoder) serverRepo(n *yaml.Node, p string, workflows map[string]Workfl
 		case "allow_custom_workflows":
 			r.AllowCustomWorkflows, err = d.boolPtr(f.val, fp)
 		case "delete_source_branch_on_merge":
-			if r.DeleteSourceBranchOnMerge, err = d.boolPtr(f.val, fp); err == nil && *r.DeleteSourceBranchOnMerge {
-				d.warn(f.key, fp, "Atoll never deletes branches")
-			}
+			r.DeleteSourceBranchOnMerge, err = d.boolPtr(f.val, fp)
 		case "repo_locking":
 			if r.RepoLocking, err = d.boolPtr(f.val, fp); err == nil && !*r.RepoLocking {
 				d.warn(f.key, fp, "Atoll locks on plan")

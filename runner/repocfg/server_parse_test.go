@@ -86,7 +86,10 @@ func TestParseServerConfigAllKeys(t *testing.T) {
 	if _, ok := sc.Workflows[repocfg.DefaultWorkflow]; !ok {
 		t.Error("default workflow missing")
 	}
-	for _, want := range []string{"repos.yaml line 19: `repos[0].delete_source_branch_on_merge`", "repos.yaml line 31: `policies`", "repos.yaml line 37: `metrics`", "repos.yaml line 21: `repos[0].repo_locks.mode: on_apply`"} {
+	if r := sc.Repos[1]; r.DeleteSourceBranchOnMerge == nil || !*r.DeleteSourceBranchOnMerge {
+		t.Errorf("entry 1 delete_source_branch_on_merge = %v", r.DeleteSourceBranchOnMerge)
+	}
+	for _, want := range []string{"repos.yaml line 31: `policies`", "repos.yaml line 37: `metrics`", "repos.yaml line 21: `repos[0].repo_locks.mode: on_apply`"} {
 		if !strings.Contains(strings.Join(sc.Warnings, "\n"), want) {
 			t.Errorf("warnings %q lack %q", sc.Warnings, want)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/vcs"
 	"github.com/microsoft/azure-devops-go-api/azuredevops/v7/git"
 )
 
@@ -19,12 +20,13 @@ var mergeStrategies = map[string]git.GitPullRequestMergeStrategy{
 
 // Merge completes the pull request with method merge (the default),
 // squash, rebase or rebase-merge. Completing names the source commit
-// Atoll saw, so Azure refuses (409) if someone pushed meanwhile. The
-// source branch is kept: deleting it is the team's policy, not Atoll's.
-func (p *Provider) Merge(ctx context.Context, repo atoll.Repo, number int, method string) error {
-	strategy, ok := mergeStrategies[method]
+// Atoll saw, so Azure refuses (409) if someone pushed meanwhile. Azure
+// deletes the source branch itself when opts.DeleteSourceBranch sets the
+// completion option deleteSourceBranch.
+func (p *Provider) Merge(ctx context.Context, repo atoll.Repo, number int, opts vcs.MergeOptions) error {
+	strategy, ok := mergeStrategies[opts.Method]
 	if !ok {
-		return atoll.Errorf(atoll.EINVALID, "unknown merge method %q (want merge, squash, rebase or rebase-merge)", method)
+		return atoll.Errorf(atoll.EINVALID, "unknown merge method %q (want merge, squash, rebase or rebase-merge)", opts.Method)
 	}
 	gc, project, name, err := p.repoClient(ctx, repo)
 	if err != nil {
@@ -45,7 +47,7 @@ func (p *Provider) Merge(ctx context.Context, repo atoll.Repo, number int, metho
 		LastMergeSourceCommit: &git.GitCommitRef{CommitId: pr.LastMergeSourceCommit.CommitId},
 		CompletionOptions: &git.GitPullRequestCompletionOptions{
 			MergeStrategy:      &strategy,
-			DeleteSourceBranch: ptr(false),
+			DeleteSourceBranch: ptr(opts.DeleteSourceBranch),
 		},
 	}
 	res, err := gc.UpdatePullRequest(ctx, git.UpdatePullRequestArgs{Project: &project, RepositoryId: &name, PullRequestId: &number, GitPullRequestToUpdate: update})

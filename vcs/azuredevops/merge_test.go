@@ -3,10 +3,12 @@ package azuredevops_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/vcs"
 )
 
 func TestMergeStrategies(t *testing.T) {
@@ -20,7 +22,7 @@ func TestMergeStrategies(t *testing.T) {
 	for method, want := range cases {
 		t.Run(method, func(t *testing.T) {
 			srv := newFake(t)
-			if err := newProvider(t, srv).Merge(context.Background(), repo, 7, method); err != nil {
+			if err := newProvider(t, srv).Merge(context.Background(), repo, 7, vcs.MergeOptions{Method: method}); err != nil {
 				t.Fatal(err)
 			}
 			got := srv.Pull(org, project, repoName, 7)
@@ -46,7 +48,7 @@ func TestMergeStrategies(t *testing.T) {
 
 func TestMergeBadMethod(t *testing.T) {
 	srv := newFake(t)
-	err := newProvider(t, srv).Merge(context.Background(), repo, 7, "fast-forward")
+	err := newProvider(t, srv).Merge(context.Background(), repo, 7, vcs.MergeOptions{Method: "fast-forward"})
 	if atoll.ErrorCode(err) != atoll.EINVALID {
 		t.Errorf("err = %v; want EINVALID", err)
 	}
@@ -75,7 +77,7 @@ func TestMergeRefused(t *testing.T) {
 			pr := basePull()
 			pr.Status, pr.MergeFailure = tc.status, tc.fail
 			srv.AddPull(org, project, repoName, pr)
-			err := newProvider(t, srv).Merge(context.Background(), repo, 7, "squash")
+			err := newProvider(t, srv).Merge(context.Background(), repo, 7, vcs.MergeOptions{Method: "squash"})
 			if atoll.ErrorCode(err) != tc.code {
 				t.Errorf("err = %v; want %s", err, tc.code)
 			}
@@ -86,5 +88,24 @@ func TestMergeRefused(t *testing.T) {
 				t.Errorf("err = %v; want Atoll's own message for a pull request that is not active", err)
 			}
 		})
+	}
+}
+
+// delete_source_branch_on_merge reaches Azure as the completion option
+// deleteSourceBranch; Azure deletes the branch itself once completed.
+func TestMergeDeleteSourceBranch(t *testing.T) {
+	for _, del := range []bool{true, false} {
+		srv := newFake(t)
+		if err := newProvider(t, srv).Merge(context.Background(), repo, 7, vcs.MergeOptions{Method: "squash", DeleteSourceBranch: del}); err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.Pull(org, project, repoName, 7); got.Status != "completed" || got.DeleteSourceBranch != del {
+			t.Errorf("DeleteSourceBranch %v: pull = status %q deleteSourceBranch %v", del, got.Status, got.DeleteSourceBranch)
+		}
+		for _, c := range srv.Calls() {
+			if c.Method == "PATCH" && !strings.Contains(string(c.Body), fmt.Sprintf(`"deleteSourceBranch":%v`, del)) {
+				t.Errorf("completion body %s; want deleteSourceBranch %v", c.Body, del)
+			}
+		}
 	}
 }

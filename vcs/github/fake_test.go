@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -44,6 +45,15 @@ type fakeGitHub struct {
 	merge     func(w http.ResponseWriter, body map[string]any)
 	graphql   func(w http.ResponseWriter, id string) // nil: minimize succeeds
 	checkRuns []map[string]any                       // POST check-runs, as GitHub stores them
+	// refs are the branches DELETE git/refs/heads/... may delete (true:
+	// exists); reactions are the POSTed reactions with their comment id.
+	refs      map[string]bool
+	reactions []map[string]any
+	// teams are the organization's teams (see fake_teams_test.go).
+	teams []fakeTeam
+	// intercept, when set, answers a request before the routes do (it is
+	// still recorded); it reports whether it did.
+	intercept func(w http.ResponseWriter, r *http.Request) bool
 	// App endpoints.
 	installationID int64
 	instToken      string
@@ -173,12 +183,18 @@ func newFake(t *testing.T) *fakeGitHub {
 		}
 		writeJSON(w, 200, map[string]any{"total_count": len(runs), "check_runs": runs})
 	})
+	f.extraRoutes(mux, repo)
 	mux.HandleFunc("POST /graphql", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
 			Query     string
 			Variables struct{ ID string }
 		}
-		json.NewDecoder(r.Body).Decode(&in)
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &in)
+		if strings.Contains(in.Query, "teams(") {
+			f.teamsQuery(w, body)
+			return
+		}
 		if f.graphql != nil {
 			f.graphql(w, in.Variables.ID)
 			return
@@ -205,7 +221,11 @@ func newFake(t *testing.T) *fakeGitHub {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		f.mu.Lock()
 		f.calls = append(f.calls, call{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Auth: r.Header.Get("Authorization"), Body: body})
+		intercept := f.intercept
 		f.mu.Unlock()
+		if intercept != nil && intercept(w, r) {
+			return
+		}
 		mux.ServeHTTP(w, r)
 	}))
 	t.Cleanup(f.srv.Close)

@@ -50,6 +50,7 @@ type Provider struct {
 	app   *appAuth
 
 	checks checkRuns // with cfg.Checks: the check run of each status
+	teams  teamCache // recent UserTeams answers
 }
 
 var _ vcs.Provider = (*Provider)(nil)

@@ -2,6 +2,9 @@ package github
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/atollhq/atoll"
@@ -113,8 +116,10 @@ func (p *Provider) ChangedFiles(ctx context.Context, repo atoll.Repo, number int
 }
 
 // Merge merges the pull request with method merge (default), squash or
-// rebase.
-func (p *Provider) Merge(ctx context.Context, repo atoll.Repo, number int, method string) error {
+// rebase, then, with opts.DeleteSourceBranch, deletes its head branch
+// unless that lives in a fork (Atoll has no right to a fork's branches).
+func (p *Provider) Merge(ctx context.Context, repo atoll.Repo, number int, opts vcs.MergeOptions) error {
+	method := opts.Method
 	switch method {
 	case "":
 		method = "merge"
@@ -126,6 +131,18 @@ func (p *Provider) Merge(ctx context.Context, repo atoll.Repo, number int, metho
 	if err != nil {
 		return err
 	}
+	// The head branch is read before merging: a merged pull request still
+	// names it, but reading first keeps a failed read from hiding a merge.
+	var head string
+	if opts.DeleteSourceBranch {
+		pr, _, err := gh.PullRequests.Get(ctx, repo.Owner, repo.Name, number)
+		if err != nil {
+			return apiError(err, "get pull %s#%d", repo.FullName(), number)
+		}
+		if strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), pr.GetBase().GetRepo().GetFullName()) {
+			head = pr.GetHead().GetRef()
+		}
+	}
 	res, _, err := gh.PullRequests.Merge(ctx, repo.Owner, repo.Name, number, "", &github.PullRequestOptions{MergeMethod: method})
 	if err != nil {
 		return apiError(err, "merge %s#%d", repo.FullName(), number)
@@ -133,7 +150,28 @@ func (p *Provider) Merge(ctx context.Context, repo atoll.Repo, number int, metho
 	if !res.GetMerged() {
 		return atoll.Errorf(atoll.ECONFLICT, "GitHub did not merge %s#%d: %s", repo.FullName(), number, res.GetMessage())
 	}
-	return nil
+	if head == "" {
+		return nil
+	}
+	return p.deleteBranch(ctx, gh, repo, head)
+}
+
+// deleteBranch deletes refs/heads/branch. A branch already gone (the
+// repository's "automatically delete head branches" setting got there
+// first: 422 "Reference does not exist") is not an error.
+func (p *Provider) deleteBranch(ctx context.Context, gh *github.Client, repo atoll.Repo, branch string) error {
+	_, err := gh.Git.DeleteRef(ctx, repo.Owner, repo.Name, "heads/"+branch)
+	var er *github.ErrorResponse
+	if err == nil || (errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusUnprocessableEntity &&
+		strings.Contains(er.Message, "Reference does not exist")) {
+		return nil
+	}
+	if er != nil && er.Response != nil && er.Response.StatusCode == http.StatusUnprocessableEntity {
+		// A protected branch, a ruleset: GitHub's reason is for the user.
+		coded := atoll.Errorf(atoll.ECONFLICT, "GitHub refused to delete branch %s: %s", branch, er.Message)
+		return fmt.Errorf("%w: %w: %w", vcs.ErrSourceBranchKept, coded, err)
+	}
+	return fmt.Errorf("%w: %w", vcs.ErrSourceBranchKept, apiError(err, "delete branch %s of %s", branch, repo.FullName()))
 }
 
 // pullFromAPI converts the pull request object that both the REST API and

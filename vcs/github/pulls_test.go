@@ -162,7 +162,7 @@ func TestNotFound(t *testing.T) {
 	checks["UpdateComment"] = p.UpdateComment(ctx, helloWorld, pullNum, "424242", "hi")
 	checks["HideComments"] = p.HideComments(ctx, helloWorld, 1, "plan")
 	checks["SetStatus"] = p.SetStatus(ctx, other, "abc", vcs.Status{State: vcs.StatusPending, Context: "atlantis/plan"})
-	checks["Merge"] = p.Merge(ctx, other, pullNum, "")
+	checks["Merge"] = p.Merge(ctx, other, pullNum, vcs.MergeOptions{})
 	for name, err := range checks {
 		if atoll.ErrorCode(err) != atoll.ENOTFOUND {
 			t.Errorf("%s: err = %v; want ENOTFOUND", name, err)
@@ -225,7 +225,7 @@ func firstDiff(a, b []string) int {
 func TestMerge(t *testing.T) {
 	for _, tc := range []struct{ method, want string }{{"", "merge"}, {"merge", "merge"}, {"squash", "squash"}, {"rebase", "rebase"}} {
 		f := newFake(t)
-		if err := f.provider(t).Merge(context.Background(), helloWorld, pullNum, tc.method); err != nil {
+		if err := f.provider(t).Merge(context.Background(), helloWorld, pullNum, vcs.MergeOptions{Method: tc.method}); err != nil {
 			t.Fatalf("Merge(%q): %v", tc.method, err)
 		}
 		calls := f.callsTo("PUT", "/repos/octocat/Hello-World/pulls/1347/merge")
@@ -243,7 +243,7 @@ func TestMerge(t *testing.T) {
 func TestMergeFailures(t *testing.T) {
 	f := newFake(t)
 	p := f.provider(t)
-	if err := p.Merge(context.Background(), helloWorld, pullNum, "fast-forward"); atoll.ErrorCode(err) != atoll.EINVALID {
+	if err := p.Merge(context.Background(), helloWorld, pullNum, vcs.MergeOptions{Method: "fast-forward"}); atoll.ErrorCode(err) != atoll.EINVALID {
 		t.Errorf("unknown method: err = %v; want EINVALID", err)
 	}
 	if n := len(f.allCalls()); n != 0 {
@@ -253,14 +253,14 @@ func TestMergeFailures(t *testing.T) {
 	f.merge = func(w http.ResponseWriter, _ map[string]any) {
 		writeJSON(w, 405, map[string]any{"message": "Pull Request is not mergeable", "documentation_url": "https://docs.github.com/rest/pulls/pulls#merge-a-pull-request"})
 	}
-	if err := p.Merge(context.Background(), helloWorld, pullNum, ""); atoll.ErrorCode(err) != atoll.ECONFLICT {
+	if err := p.Merge(context.Background(), helloWorld, pullNum, vcs.MergeOptions{}); atoll.ErrorCode(err) != atoll.ECONFLICT {
 		t.Errorf("405: err = %v; want ECONFLICT", err)
 	}
 
 	f.merge = func(w http.ResponseWriter, _ map[string]any) {
 		writeJSON(w, 200, map[string]any{"merged": false, "message": "Head branch was modified"})
 	}
-	err := p.Merge(context.Background(), helloWorld, pullNum, "")
+	err := p.Merge(context.Background(), helloWorld, pullNum, vcs.MergeOptions{})
 	if atoll.ErrorCode(err) != atoll.ECONFLICT || !strings.Contains(atoll.ErrorMessage(err), "Head branch was modified") {
 		t.Errorf("merged=false: err = %v; want ECONFLICT with GitHub's message", err)
 	}

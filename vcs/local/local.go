@@ -176,8 +176,9 @@ func (p *Provider) CloneURL(ctx context.Context, repo atoll.Repo) (string, error
 }
 
 // Merge implements vcs.Provider with a real merge commit on the base branch,
-// made without a work tree (git merge-tree), then marks the pull merged.
-func (p *Provider) Merge(ctx context.Context, repo atoll.Repo, number int, method string) error {
+// made without a work tree (git merge-tree), then marks the pull merged
+// and, with opts.DeleteSourceBranch, deletes its head branch.
+func (p *Provider) Merge(ctx context.Context, repo atoll.Repo, number int, opts vcs.MergeOptions) error {
 	d, err := p.GetPull(ctx, repo, number)
 	if err != nil {
 		return err
@@ -198,7 +199,16 @@ func (p *Provider) Merge(ctx context.Context, repo atoll.Repo, number int, metho
 	if _, err := git.Run(ctx, dir, nil, "update-ref", "refs/heads/"+d.BaseRef, commit, d.BaseSHA); err != nil {
 		return fmt.Errorf("local merge #%d: %w", number, err)
 	}
-	return p.DB.Update(ctx, func(tx *store.Tx) error { return tx.SetPullState(d.ID, atoll.PullMerged) })
+	if err := p.DB.Update(ctx, func(tx *store.Tx) error { return tx.SetPullState(d.ID, atoll.PullMerged) }); err != nil {
+		return err
+	}
+	if opts.DeleteSourceBranch && d.HeadRef != "" && d.HeadRef != d.BaseRef {
+		// Only if it still points at the merged commit.
+		if _, err := git.Run(ctx, dir, nil, "update-ref", "-d", "refs/heads/"+d.HeadRef, d.HeadSHA); err != nil {
+			return fmt.Errorf("%w: local branch %s: %w", vcs.ErrSourceBranchKept, d.HeadRef, err)
+		}
+	}
+	return nil
 }
 
 // Recognizes implements vcs.Recognizer: local repositories send no webhooks.
