@@ -130,6 +130,9 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 		return r.approvalLink(res, j, err)
 	}
 	res.ApprovedBy = approvedBy(approval)
+	if err := r.policiesBeforeApply(ctx, j); err != nil {
+		return err
+	}
 	if err := r.checkRequirements(ctx, w, d, j, "apply"); err != nil {
 		return err
 	}
@@ -158,6 +161,9 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 			return err
 		}
 		approval = a
+		if err := r.policiesInTx(tx, j); err != nil {
+			return err
+		}
 		if err := tx.MarkPlanApplied(j.Spec.PlanID); err != nil {
 			return err
 		}

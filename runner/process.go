@@ -140,6 +140,8 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 		return r.withHooks(ctx, w, "apply", cmd, func() error { return r.apply(ctx, w, cmd) })
 	case command.Cancel:
 		return r.cancel(ctx, w)
+	case command.ApprovePolicies:
+		return r.approvePolicies(ctx, w, cmd)
 	}
 	return r.reply(ctx, w, "error", notYet(r.Parser, cmd))
 }

@@ -86,6 +86,9 @@ type Runner struct {
 	// Terraform.Bin).
 	TFDistribution   string
 	DefaultTFVersion string
+	// Policies runs conftest policy checks after plans
+	// (--enable-policy-checks); nil runs none.
+	Policies *PolicyChecks
 
 	running running // requests being worked on, so cancel can interrupt a plan (cancel.go)
 	wake    chan struct{}

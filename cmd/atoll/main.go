@@ -285,6 +285,9 @@ func (m *Main) Run(ctx context.Context) error {
 			m.Logger.Warn("server-side repo config", "warning", w)
 		}
 	}
+	if m.Runner.Policies, err = c.policyChecks(m.Runner.ServerConfig); err != nil {
+		return err
+	}
 	m.Server.Runner = m.Runner
 	if err := m.setupTerraform(ctx, dataDir); err != nil {
 		return err

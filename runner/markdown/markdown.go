@@ -32,6 +32,8 @@ type ProjectResult struct {
 	// ApprovalURL, on a refused apply, links the page where the plan is
 	// approved.
 	ApprovalURL string
+	// Policies are a plan's policy check results (--enable-policy-checks).
+	Policies []atoll.PolicyCheck
 }
 
 // LockHolder is the pull request holding a project's lock.
@@ -161,6 +163,7 @@ func (r Renderer) project(b *strings.Builder, res ProjectResult) {
 		if line := planLine(res); line != "" {
 			b.WriteString(line + "\n\n")
 		}
+		r.policies(b, res)
 		fmt.Fprintf(b, "* :arrow_forward: To **apply** this plan, comment: %s\n", code(r.commandFor("apply", res)))
 		fmt.Fprintf(b, "* :repeat: To **plan** this project again, comment: %s\n", code(r.commandFor("plan", res)))
 	default:
