@@ -84,9 +84,9 @@ type PolicyApproval struct {
 // ApprovePolicies renders the reply to approve_policies.
 func (r Renderer) ApprovePolicies(results []PolicyApproval) string {
 	var b strings.Builder
-	verb := "Approved Policies"
+	verb := "Approve Policies"
 	if len(results) > 0 && results[0].Cleared {
-		verb = "Cleared Policy Approvals"
+		verb = "Approve Policies --clear-policy-approval"
 	}
 	fmt.Fprintf(&b, "Ran %s for %d project(s):\n\n", verb, len(results))
 	for i, res := range results {
