@@ -84,6 +84,9 @@ func (s *Server) planPage(ctx context.Context, idText string, withLog bool) (*te
 	if page.State, page.Reason, err = s.planStateOf(ctx, page.Pull, plan); err != nil {
 		return nil, err
 	}
+	if page.Policies, err = s.DB.PolicyChecks(ctx, plan.ID); err != nil {
+		return nil, err
+	}
 	show := plan.ShowJSON
 	plan.ShowJSON = nil // never answered as is: it holds the secrets
 	switch {
