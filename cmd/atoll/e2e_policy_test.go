@@ -102,11 +102,20 @@ func TestPolicyCheckBlocksApplyUntilOwnerApproves(t *testing.T) {
 	mustContain(t, "owner approval", e.waitComment(1, 5), "Ran Approve Policies", "have: 1. Approved by: carol.", "can be applied")
 	e.waitStatus(sha, "atlantis/policy_check", "success", "2/2 projects")
 
+	// --clear-policy-approval takes the approval back: apply is refused again.
+	e.commentAs(1, "carol", "atlantis approve_policies --clear-policy-approval --policy-set no-production")
+	mustContain(t, "clear", e.waitComment(1, 6), "--clear-policy-approval", "have: 0.")
+	e.waitStatus(sha, "atlantis/policy_check", "failure", "1/2 projects")
 	e.comment(1, "atlantis apply -d production")
-	mustContain(t, "approved apply", e.waitComment(1, 6), "Apply complete!")
+	mustContain(t, "refused apply after clear", e.waitComment(1, 7), "All policies must pass")
+	e.commentAs(1, "carol", "atlantis approve_policies -d production --policy-set no-production")
+	mustContain(t, "approval again", e.waitComment(1, 8), "have: 1. Approved by: carol.")
+
+	e.comment(1, "atlantis apply -d production")
+	mustContain(t, "approved apply", e.waitComment(1, 9), "Apply complete!")
 	// A project whose sets all passed applies directly.
 	e.comment(1, "atlantis apply -d staging")
-	mustContain(t, "passing apply", e.waitComment(1, 7), "Apply complete!")
+	mustContain(t, "passing apply", e.waitComment(1, 10), "Apply complete!")
 
 	events, err := e.m.DB.Events(context.Background(), 200)
 	if err != nil {
@@ -118,7 +127,37 @@ func TestPolicyCheckBlocksApplyUntilOwnerApproves(t *testing.T) {
 			approvals = append(approvals, fmt.Sprintf("%s %s %s", ev.Actor, ev.Action, ev.Detail))
 		}
 	}
-	if len(approvals) != 1 || !strings.Contains(approvals[0], "carol policy.approve production/default: policy set no-production") {
+	// Newest first: approve, clear, approve.
+	if len(approvals) != 3 || !strings.Contains(approvals[0], "carol policy.approve production/default: policy set no-production") ||
+		!strings.Contains(approvals[1], "carol policy.clear production/default: policy set no-production") {
 		t.Fatalf("policy audit events = %q", approvals)
+	}
+}
+
+// --enable-policy-checks without policy sets, or without a conftest to
+// run, stops the server at start: checks that never run would let every
+// apply through.
+func TestEnablePolicyChecksNeedsPoliciesAndConftest(t *testing.T) {
+	var c main.Config
+	if err := c.Parse([]string{"--enable-policy-checks", "--demo"}, envOf(map[string]string{"ATOLL_CONFTEST_BIN": "/opt/conftest"})); err != nil {
+		t.Fatal(err)
+	}
+	if !c.EnablePolicyChecks || c.ConftestBin != "/opt/conftest" {
+		t.Fatalf("parsed %+v", c.EnablePolicyChecks)
+	}
+	testEnv(t)
+	for _, tc := range []struct{ repoConfig, conftest, want string }{
+		{"", "conftest", "--enable-policy-checks needs policies with policy_sets"},
+		{`{"policies": {"policy_sets": [{"name": "a", "path": "/p"}]}}`, filepath.Join(t.TempDir(), "no-conftest"), "conftest binary"},
+	} {
+		m := main.NewMain()
+		m.Config.Demo, m.Config.Port, m.Config.DataDir = true, 0, t.TempDir()
+		m.Config.TerraformBin, m.Config.LogLevel = terraformBin(t), "warn"
+		m.Config.EnablePolicyChecks, m.Config.RepoConfigJSON, m.Config.ConftestBin = true, tc.repoConfig, tc.conftest
+		err := m.Run(context.Background())
+		m.Close()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Run with %q and %q = %v; want an error with %q", tc.repoConfig, tc.conftest, err, tc.want)
+		}
 	}
 }
