@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -39,4 +40,16 @@ func TestPlanPageShowsPolicyChecks(t *testing.T) {
 	}
 	wantContains(t, page(), `id="policy-checks"`, "no-production", `class="badge badge-policy-failed"`, "1 of 2 approval(s)", "carol",
 		"FAIL - ready.json - main - &lt;denied&gt; input", "baseline", `class="badge badge-policy-passed"`, "1 test, 1 passed")
+
+	rec := f.do(t, "GET", "/api/v1/plans/"+itoa(planID), "", "", vera)
+	var out struct {
+		Policies []atoll.PolicyCheck `json:"policies"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("API: %d %v: %s", rec.Code, err, rec.Body)
+	}
+	if len(out.Policies) != 2 || out.Policies[1].PolicySet != "no-production" || out.Policies[1].Passed ||
+		len(out.Policies[1].Approvals) != 1 || out.Policies[1].Approvals[0].User != "carol" {
+		t.Fatalf("API policies = %+v", out.Policies)
+	}
 }
