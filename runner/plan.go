@@ -277,7 +277,7 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 		return fmt.Errorf("read plan file: %w", err)
 	}
 	res.Summary = &summary
-	checks, err := r.checkPolicies(ctx, j, dir, show, sink)
+	checks, err := r.checkPolicies(ctx, w, j, dir, show, sink)
 	if err != nil {
 		return err
 	}

@@ -33,11 +33,11 @@ func showFileName(j *atoll.Job) string {
 // project's dir and returns one result per set; the output goes to the
 // plan job's log. A conftest that cannot run fails its set (with the
 // reason as output): owners can still approve it, as in Atlantis.
-func (r *Runner) checkPolicies(ctx context.Context, j *atoll.Job, dir string, show []byte, sink *logSink) ([]atoll.PolicyCheck, error) {
-	pc := r.Policies
-	if pc == nil || pc.Policies == nil {
+func (r *Runner) checkPolicies(ctx context.Context, w *work, j *atoll.Job, dir string, show []byte, sink *logSink) ([]atoll.PolicyCheck, error) {
+	if !r.policiesOn(w) {
 		return nil, nil
 	}
+	pc := r.Policies
 	input := showFileName(j)
 	if err := os.WriteFile(filepath.Join(dir, input), show, 0o600); err != nil {
 		return nil, fmt.Errorf("write plan json for conftest: %w", err)
@@ -82,6 +82,16 @@ func runConftest(ctx context.Context, bin, dir string, args []string) (string, e
 	return buf.String(), err
 }
 
+// policiesOn reports whether the request's repository's plans are policy
+// checked: --enable-policy-checks, unless the server-side repo config says
+// policy_check: false for it.
+func (r *Runner) policiesOn(w *work) bool {
+	if r.Policies == nil || r.Policies.Policies == nil {
+		return false
+	}
+	return r.ServerConfig == nil || r.ServerConfig.PolicyCheckFor(serverRepoID(w.repo))
+}
+
 // storePolicyChecks stores a plan's checks in the transaction that stores
 // the plan.
 func storePolicyChecks(tx *store.Tx, planID int64, checks []atoll.PolicyCheck) error {
@@ -92,11 +102,11 @@ func storePolicyChecks(tx *store.Tx, planID int64, checks []atoll.PolicyCheck) e
 }
 
 // policiesBlock returns an EFORBIDDEN error naming the failed, unapproved
-// policy sets of plan planID (checks as read now), or nil. With policy
-// checks on, a plan that was never checked (made before they were turned
-// on) must be planned again.
-func (r *Runner) policiesBlock(j *atoll.Job, checks []atoll.PolicyCheck) error {
-	if r.Policies == nil {
+// policy sets of apply job j's plan (checks as read now), or nil. With
+// policy checks on for the repository, a plan that was never checked (made
+// before they were turned on) must be planned again.
+func (r *Runner) policiesBlock(w *work, j *atoll.Job, checks []atoll.PolicyCheck) error {
+	if !r.policiesOn(w) {
 		return nil
 	}
 	label := projectLabel(j.Dir, j.Workspace, j.Project)
@@ -119,26 +129,26 @@ func (r *Runner) policiesBlock(j *atoll.Job, checks []atoll.PolicyCheck) error {
 
 // policiesBeforeApply checks apply job j's plan's policy results as read
 // now.
-func (r *Runner) policiesBeforeApply(ctx context.Context, j *atoll.Job) error {
-	if r.Policies == nil {
+func (r *Runner) policiesBeforeApply(ctx context.Context, w *work, j *atoll.Job) error {
+	if !r.policiesOn(w) {
 		return nil
 	}
 	checks, err := r.DB.PolicyChecks(ctx, j.Spec.PlanID)
 	if err != nil {
 		return err
 	}
-	return r.policiesBlock(j, checks)
+	return r.policiesBlock(w, j, checks)
 }
 
 // policiesInTx checks them again in the transaction that marks the plan
 // applied: a --clear-policy-approval committed meanwhile still stops it.
-func (r *Runner) policiesInTx(tx *store.Tx, j *atoll.Job) error {
-	if r.Policies == nil {
+func (r *Runner) policiesInTx(tx *store.Tx, w *work, j *atoll.Job) error {
+	if !r.policiesOn(w) {
 		return nil
 	}
 	checks, err := tx.PolicyChecks(j.Spec.PlanID)
 	if err != nil {
 		return err
 	}
-	return r.policiesBlock(j, checks)
+	return r.policiesBlock(w, j, checks)
 }

@@ -42,7 +42,7 @@ func (e *e2e) commentAs(number int, user, body string) {
 // newPolicyE2E starts Atoll with --enable-policy-checks, conftest from
 // ATOLL_TEST_CONFTEST and a server-side config whose policy sets live
 // outside the repository (so a pull request cannot change them).
-func newPolicyE2E(t *testing.T) *e2e {
+func newPolicyE2E(t *testing.T, repos ...map[string]any) *e2e {
 	conftest := os.Getenv("ATOLL_TEST_CONFTEST")
 	if conftest == "" {
 		t.Skip("ATOLL_TEST_CONFTEST is not set: policy check tests need a conftest binary (make test installs one in bin/)")
@@ -56,7 +56,7 @@ func newPolicyE2E(t *testing.T) *e2e {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := json.Marshal(map[string]any{"policies": map[string]any{
+	cfg, err := json.Marshal(map[string]any{"repos": repos, "policies": map[string]any{
 		"owners": map[string]any{"users": []string{"carol"}},
 		"policy_sets": []map[string]any{
 			{"name": "no-production", "path": filepath.Join(dir, "deny"), "source": "local",
@@ -72,6 +72,23 @@ func newPolicyE2E(t *testing.T) *e2e {
 		c.EnablePolicyChecks = true
 		c.ConftestBin = conftest
 	})
+}
+
+// A repos entry with policy_check: false turns the checks off for its
+// repositories: no policy section, and apply needs no approval.
+func TestPolicyCheckOffForRepository(t *testing.T) {
+	e := newPolicyE2E(t, map[string]any{"id": "/.*/"}, map[string]any{"id": "github.com/acme/infra", "policy_check": false})
+	sha := e.open(1, "unchecked", map[string]string{"production/main.tf": tfProject("production", 2)}, "production/main.tf")
+	plan := e.waitComment(1, 1)
+	mustContain(t, "autoplan", plan, "Plan: 2 to add")
+	if strings.Contains(plan, "Policy") {
+		t.Fatalf("a repository with policy_check: false was checked:\n%s", plan)
+	}
+	e.comment(1, "atlantis apply -d production")
+	mustContain(t, "apply", e.waitComment(1, 2), "Apply complete!")
+	if s := e.gh.latestStatus(sha, "atlantis/policy_check"); s.State != "" {
+		t.Fatalf("policy_check status set: %+v", s)
+	}
 }
 
 func TestPolicyCheckBlocksApplyUntilOwnerApproves(t *testing.T) {

@@ -162,12 +162,10 @@ func (d *decoder) serverRepo(n *yaml.Node, p string, workflows map[string]Workfl
 				r.RepoLocksMode = modeOf(f.val)
 			}
 		case "policy_check":
-			if r.PolicyCheck, err = d.boolPtr(f.val, fp); err == nil && *r.PolicyCheck {
-				d.warn(f.key, fp, "with --enable-policy-checks every repository's plans are checked")
-			}
+			r.PolicyCheck, err = d.boolPtr(f.val, fp) // see PolicyCheckFor
 		case "custom_policy_check":
 			if r.CustomPolicyCheck, err = d.boolPtr(f.val, fp); err == nil && *r.CustomPolicyCheck {
-				d.warn(f.key, fp, "with --enable-policy-checks every repository's plans are checked")
+				d.warn(f.key, fp, "Atoll runs the policy_check stage's conftest only")
 			}
 		case "silence_pr_comments":
 			r.SilencePRComments, err = d.strList(f.val, fp, func(item *yaml.Node, ip, s string) error {

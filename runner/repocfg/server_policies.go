@@ -197,3 +197,19 @@ func (d *decoder) policyOwners(n *yaml.Node, path string) (PolicyOwners, error) 
 	}
 	return o, nil
 }
+
+// PolicyCheckFor reports whether the repository id's plans are policy
+// checked when --enable-policy-checks is on: yes, unless the last entry
+// matching it that sets policy_check says false. (With the flag, Atlantis
+// turns the default entry's policy_check on; DefaultServerRepo holds the
+// flag-less false, so the default entry is skipped here.)
+func (s *ServerConfig) PolicyCheckFor(id string) bool {
+	on := true
+	for i, r := range s.Repos {
+		if i == 0 || !r.IDMatches(id) || r.PolicyCheck == nil {
+			continue
+		}
+		on = *r.PolicyCheck
+	}
+	return on
+}

@@ -63,3 +63,27 @@ func TestParseServerPoliciesErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestPolicyCheckFor(t *testing.T) {
+	sc, err := repocfg.ParseServerConfig("repos.yaml", []byte(`
+repos:
+  - id: /.*/
+  - id: /^github\.com/acme/.*$/
+    policy_check: false
+  - id: github.com/acme/strict
+    policy_check: true
+policies:
+  policy_sets: [{name: a, path: p}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]bool{"github.com/other/x": true, "github.com/acme/infra": false, "github.com/acme/strict": true} {
+		if got := sc.PolicyCheckFor(id); got != want {
+			t.Errorf("PolicyCheckFor(%s) = %v, want %v", id, got, want)
+		}
+	}
+	if !repocfg.DefaultServerConfig().PolicyCheckFor("github.com/acme/infra") {
+		t.Error("with the flag and no repos entries, every repository is checked")
+	}
+}
