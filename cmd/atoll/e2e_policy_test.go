@@ -84,8 +84,10 @@ func TestPolicyCheckOffForRepository(t *testing.T) {
 	if strings.Contains(plan, "Policy") {
 		t.Fatalf("a repository with policy_check: false was checked:\n%s", plan)
 	}
+	e.commentAs(1, "carol", "atlantis approve_policies")
+	mustContain(t, "approve_policies", e.waitComment(1, 2), "Ran Approve Policies for 0 projects")
 	e.comment(1, "atlantis apply -d production")
-	mustContain(t, "apply", e.waitComment(1, 2), "Apply complete!")
+	mustContain(t, "apply", e.waitComment(1, 3), "Apply complete!")
 	if s := e.gh.latestStatus(sha, "atlantis/policy_check"); s.State != "" {
 		t.Fatalf("policy_check status set: %+v", s)
 	}
