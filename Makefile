@@ -7,6 +7,9 @@ TERRAFORM := $(BIN)/terraform
 # staticcheck 2026.2.2, the newest release; it supports Go 1.26.
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+# conftest runs the policy check tests (--enable-policy-checks).
+CONFTEST_VERSION := v0.66.0
+CONFTEST := $(BIN)/conftest-$(CONFTEST_VERSION)/conftest
 DATA_DIR ?= ./atoll-data
 PORT ?= 4141
 
@@ -35,6 +38,10 @@ vet:
 $(STATICCHECK):
 	GOBIN=$(dir $(STATICCHECK)) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
+# Installed from the Go module proxy at a pinned version, once.
+$(CONFTEST):
+	GOBIN=$(dir $(CONFTEST)) $(GO) install github.com/open-policy-agent/conftest@$(CONFTEST_VERSION)
+
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
@@ -58,8 +65,8 @@ chromium:
 	fi
 	chromium --version
 
-test: $(TERRAFORM) vet staticcheck generated chromium
-	ATOLL_TEST_TERRAFORM=$(TERRAFORM) ATOLL_TEST_CHROMIUM=$$(command -v chromium) $(GO) test -race -count=1 -timeout 60m ./...
+test: $(TERRAFORM) $(CONFTEST) vet staticcheck generated chromium
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) ATOLL_TEST_CONFTEST=$(CONFTEST) ATOLL_TEST_CHROMIUM=$$(command -v chromium) $(GO) test -race -count=1 -timeout 60m ./...
 
 # The figures in docs/performance.md.
 bench: $(TERRAFORM)

@@ -105,6 +105,9 @@ type JobSpec struct {
 
 	// TerraformDistribution is the project's terraform_distribution.
 	TerraformDistribution string `json:"terraform_distribution,omitempty"`
+	// PolicyArgs are the extra_args of the workflow's policy_check step,
+	// passed to conftest after its own arguments.
+	PolicyArgs []string `json:"policy_args,omitempty"`
 }
 
 // Step is one step of a custom workflow stage, from atlantis.yaml.

@@ -131,6 +131,9 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 		return r.approvalLink(res, j, err)
 	}
 	res.ApprovedBy = approvedBy(approval)
+	if err := r.policiesBeforeApply(ctx, w, j); err != nil {
+		return err
+	}
 	if err := r.checkRequirements(ctx, w, d, j, "apply"); err != nil {
 		return err
 	}
@@ -159,6 +162,9 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 			return err
 		}
 		approval = a
+		if err := r.policiesInTx(tx, w, j); err != nil {
+			return err
+		}
 		if err := tx.MarkPlanApplied(j.Spec.PlanID); err != nil {
 			return err
 		}

@@ -45,6 +45,7 @@ func (r *Runner) plan(ctx context.Context, w *work, cmd *command.Command, autopl
 	}
 	r.status(ctx, w, sha, "plan", "", vcs.StatusPending, fmt.Sprintf("Planning %d project(s)...", len(jobs)), r.pullURL(w))
 	err = r.report(ctx, w, "plan", sha, r.runPlans(ctx, w, jobs))
+	r.policyStatuses(ctx, w, sha)
 	// Plans without changes may complete the pull request's apply status.
 	r.setApplyStatus(ctx, w, sha, false)
 	return err
@@ -288,6 +289,11 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 		return fmt.Errorf("read plan file: %w", err)
 	}
 	res.Summary = &summary
+	checks, err := r.checkPolicies(ctx, w, j, dir, show, sink)
+	if err != nil {
+		return err
+	}
+	res.Policies = checks
 	plan := &atoll.Plan{JobID: j.ID, PullID: j.PullID, ProjectID: j.ProjectID, HeadSHA: j.HeadSHA, Summary: summary, File: file, ShowJSON: show}
 	// The log is complete before the job is seen as finished; the plan and
 	// the job's success are one commit: no one is told of an unstored plan.
@@ -296,6 +302,9 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 	}
 	return r.commit("store plan", func(tx *store.Tx) error {
 		if err := tx.InsertPlan(plan); err != nil {
+			return err
+		}
+		if err := storePolicyChecks(tx, plan.ID, checks); err != nil {
 			return err
 		}
 		if err := tx.SetJobSpec(j.ID, j.Spec); err != nil {

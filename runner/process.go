@@ -149,6 +149,8 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 		return r.cancel(ctx, w)
 	case command.Import, command.State:
 		return r.withHooks(ctx, w, cmd.Name, cmd, func() error { return r.importRm(ctx, w, cmd) })
+	case command.ApprovePolicies:
+		return r.approvePolicies(ctx, w, cmd)
 	}
 	return r.reply(ctx, w, "error", notYet(r.Parser, cmd))
 }

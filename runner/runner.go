@@ -108,6 +108,9 @@ type Runner struct {
 	// teamallowlist.go.
 	EmojiReaction string
 	TeamAllowlist TeamAllowlist
+	// Policies runs conftest policy checks after plans
+	// (--enable-policy-checks); nil runs none.
+	Policies *PolicyChecks
 
 	running running // requests being worked on, so cancel can interrupt a plan (cancel.go)
 	wake    chan struct{}

@@ -29,6 +29,9 @@ func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec) 
 		}
 		return atoll.Errorf(atoll.EINVALID, "Project %s uses workflow %q, which neither atlantis.yaml nor the server-side repo config defines.", p.Dir, p.Workflow)
 	}
+	if err := policyWorkflow(name, wf, spec); err != nil {
+		return err
+	}
 	for _, stage := range []struct {
 		name  string
 		steps []repocfg.Step

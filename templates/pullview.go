@@ -74,6 +74,9 @@ type PlanPage struct {
 	LogTruncated bool
 	// Approval is the plan's approval panel.
 	Approval *ApprovalView
+	// Policies are the plan's conftest policy check results (none when
+	// policy checks were off).
+	Policies []atoll.PolicyCheck
 }
 
 // PullAnchor is the id of a project's row on the pull request page.

@@ -49,6 +49,8 @@ type planAPI struct {
 	Changes *planview.Plan `json:"changes"`
 	// Error says why Changes is null.
 	Error string `json:"error,omitempty"`
+	// Policies are the plan's conftest results (--enable-policy-checks).
+	Policies []atoll.PolicyCheck `json:"policies,omitempty"`
 }
 
 // handleAPIPlanView is the plan page as JSON, redacted the same way.
@@ -59,7 +61,7 @@ func (s *Server) handleAPIPlanView(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, planAPI{Plan: page.Plan, Repo: page.Pull.Repo, Pull: page.Pull.Number, Project: page.Project,
-		State: page.State, Reason: page.Reason, Changes: page.View, Error: page.ViewError})
+		State: page.State, Reason: page.Reason, Changes: page.View, Error: page.ViewError, Policies: page.Policies})
 }
 
 // planPage loads plan id with its pull request, job, state and parsed
@@ -82,6 +84,9 @@ func (s *Server) planPage(ctx context.Context, idText string, withLog bool) (*te
 	}
 	page.Project = atoll.Project{ID: plan.ProjectID, Name: page.Job.Project, Dir: page.Job.Dir, Workspace: page.Job.Workspace}
 	if page.State, page.Reason, err = s.planStateOf(ctx, page.Pull, plan); err != nil {
+		return nil, err
+	}
+	if page.Policies, err = s.DB.PolicyChecks(ctx, plan.ID); err != nil {
 		return nil, err
 	}
 	show := plan.ShowJSON

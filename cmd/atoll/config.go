@@ -65,6 +65,7 @@ type Config struct {
 	atlantisConfig // --automerge, --parallel-plan, --silence-*, ... (atlantisflags.go)
 
 	githubExtrasConfig // --emoji-reaction, --gh-team-allowlist (githubextras.go)
+	policyConfig       // --enable-policy-checks, --conftest-bin (policy.go)
 
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
@@ -122,6 +123,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	atlantisFlags(fs, &c.atlantisConfig)
 	aliasFlags(fs)
 	githubExtrasFlags(fs, &c.githubExtrasConfig)
+	policyFlags(fs, &c.policyConfig)
 	terraformFlags(fs, &c.terraformConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {

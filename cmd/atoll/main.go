@@ -297,6 +297,9 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 	c.githubExtrasConfig.configure(m.Runner)
+	if m.Runner.Policies, err = c.policyChecks(m.Runner.ServerConfig); err != nil {
+		return err
+	}
 	m.Server.Runner = m.Runner
 	if err := m.setupTerraform(ctx, dataDir); err != nil {
 		return err

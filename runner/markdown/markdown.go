@@ -35,6 +35,8 @@ type ProjectResult struct {
 	// PlanDiscarded is set when an import or state rm discarded the
 	// project's unapplied plan.
 	PlanDiscarded bool
+	// Policies are a plan's policy check results (--enable-policy-checks).
+	Policies []atoll.PolicyCheck
 }
 
 // LockHolder is the pull request holding a project's lock.
@@ -166,6 +168,7 @@ func (r Renderer) project(b *strings.Builder, res ProjectResult) {
 		if line := planLine(res); line != "" {
 			b.WriteString(line + "\n\n")
 		}
+		r.policies(b, res)
 		fmt.Fprintf(b, "* :arrow_forward: To **apply** this plan, comment: %s\n", code(r.commandFor("apply", res)))
 		fmt.Fprintf(b, "* :repeat: To **plan** this project again, comment: %s\n", code(r.commandFor("plan", res)))
 	default:

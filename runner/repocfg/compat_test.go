@@ -151,9 +151,9 @@ func TestParseAtlantisReference(t *testing.T) {
 		"atlantis.yaml line 14: `silence_pr_comments` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 17: `projects[0].branch` is accepted but not acted on by Atoll yet (the project is used whatever the base branch)",
 		"atlantis.yaml line 33: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
-		"atlantis.yaml line 40: `projects[1].policy_check` is accepted but not acted on by Atoll yet (Atoll runs no policy checks)",
+		"atlantis.yaml line 40: `projects[1].policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
 		"atlantis.yaml line 81: `allowed_regexp_prefixes` is accepted but not acted on by Atoll yet",
-		"atlantis.yaml line 83: `policies` is accepted but not acted on by Atoll yet (Atoll runs no policy checks)",
+		"atlantis.yaml line 83: `policies` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
 	}
 	if !reflect.DeepEqual(cfg.Warnings, wantWarnings) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", join(cfg.Warnings), join(wantWarnings))
@@ -195,7 +195,7 @@ func TestParseWarnings(t *testing.T) {
 		{"repo_locking false", lines(`version: 3`, `projects:`, `- dir: a`, `  repo_locking: false`),
 			[]string{"atlantis.yaml line 4: `projects[0].repo_locking` is accepted but not acted on by Atoll yet (Atoll locks on plan)"}},
 		{"custom_policy_check", lines(`version: 3`, `projects:`, `- dir: a`, `  custom_policy_check: true`),
-			[]string{"atlantis.yaml line 4: `projects[0].custom_policy_check` is accepted but not acted on by Atoll yet (Atoll runs no policy checks)"}},
+			[]string{"atlantis.yaml line 4: `projects[0].custom_policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)"}},
 		{"merged keys warn for each project", lines(`version: 3`, `projects:`, `- &p`, `  dir: a`, `  branch: /main/`, `- <<: *p`, `  workspace: b`),
 			[]string{
 				"atlantis.yaml line 5: `projects[0].branch` is accepted but not acted on by Atoll yet (the project is used whatever the base branch)",

@@ -78,7 +78,7 @@ func (d *decoder) config(doc *yaml.Node) (*Config, error) {
 			err = d.autodiscover(f, f.name)
 		case "policies":
 			if err = d.policies(f.val, f.name); err == nil {
-				d.warn(f.key, f.name, "Atoll runs no policy checks")
+				d.warn(f.key, f.name, "policy checks come from the server-side config, with --enable-policy-checks")
 			}
 		case "projects":
 			cfg.Projects, nodes, err = d.projects(f.val, f.name)

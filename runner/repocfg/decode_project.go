@@ -88,7 +88,7 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 		case "delete_source_branch_on_merge":
 			p.DeleteSourceBranchOnMerge, err = d.boolPtr(f.val, fp)
 		case "custom_policy_check", "policy_check":
-			err = d.warnIfTrue(f, fp, "Atoll runs no policy checks")
+			err = d.warnIfTrue(f, fp, "policy checks come from the server-side config, with --enable-policy-checks")
 		case "repo_locking":
 			var b bool
 			if b, err = d.boolean(f.val, fp); err == nil && !b {

@@ -17,6 +17,8 @@ type ServerConfig struct {
 	// Workflows are the server's workflows by name; always holds
 	// "default" (the built-in steps) unless the file redefines it.
 	Workflows map[string]Workflow
+	// Policies are the conftest policy sets (nil: none configured).
+	Policies *Policies
 	// Warnings are the keys parsed and checked but not acted on by Atoll,
 	// one message each, as in Config.Warnings.
 	Warnings []string

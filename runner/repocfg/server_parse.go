@@ -49,9 +49,7 @@ func ParseServerConfig(name string, data []byte) (*ServerConfig, error) {
 				}
 			}
 		case "policies":
-			if err = d.policies(f.val, f.name); err == nil {
-				d.warn(f.key, f.name, "Atoll runs no policy checks")
-			}
+			sc.Policies, err = d.serverPolicies(f.val, f.name)
 		case "metrics", "team_authz", "external_stores":
 			if _, err = d.fields(f.val, f.name); err == nil {
 				d.warn(f.key, f.name, "")
@@ -160,12 +158,10 @@ func (d *decoder) serverRepo(n *yaml.Node, p string, workflows map[string]Workfl
 				r.RepoLocksMode = modeOf(f.val)
 			}
 		case "policy_check":
-			if r.PolicyCheck, err = d.boolPtr(f.val, fp); err == nil && *r.PolicyCheck {
-				d.warn(f.key, fp, "Atoll runs no policy checks")
-			}
+			r.PolicyCheck, err = d.boolPtr(f.val, fp) // see PolicyCheckFor
 		case "custom_policy_check":
 			if r.CustomPolicyCheck, err = d.boolPtr(f.val, fp); err == nil && *r.CustomPolicyCheck {
-				d.warn(f.key, fp, "Atoll runs no policy checks")
+				d.warn(f.key, fp, "Atoll runs the policy_check stage's conftest only")
 			}
 		case "silence_pr_comments":
 			r.SilencePRComments, err = d.strList(f.val, fp, func(item *yaml.Node, ip, s string) error {

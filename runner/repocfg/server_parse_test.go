@@ -80,6 +80,9 @@ func TestParseServerConfigAllKeys(t *testing.T) {
 	if r2 := sc.Repos[2]; r2.ID != "" || r2.IDRegex.String() != `^github\.com/acme/.*$` || r2.Workflow != nil || r2.ApplyRequirements != nil {
 		t.Errorf("entry 2 should set only its id: %+v", r2)
 	}
+	if sc.Policies == nil || len(sc.Policies.Sets) != 1 || sc.Policies.Sets[0].Path != "policies/" || sc.Policies.ConftestVersion != "v0.46.0" {
+		t.Errorf("policies: %+v", sc.Policies)
+	}
 	if _, ok := sc.Workflows["strict"]; !ok {
 		t.Error("workflow strict missing")
 	}
@@ -89,7 +92,7 @@ func TestParseServerConfigAllKeys(t *testing.T) {
 	if r := sc.Repos[1]; r.DeleteSourceBranchOnMerge == nil || !*r.DeleteSourceBranchOnMerge {
 		t.Errorf("entry 1 delete_source_branch_on_merge = %v", r.DeleteSourceBranchOnMerge)
 	}
-	for _, want := range []string{"repos.yaml line 31: `policies`", "repos.yaml line 37: `metrics`", "repos.yaml line 21: `repos[0].repo_locks.mode: on_apply`"} {
+	for _, want := range []string{"repos.yaml line 37: `metrics`", "repos.yaml line 21: `repos[0].repo_locks.mode: on_apply`"} {
 		if !strings.Contains(strings.Join(sc.Warnings, "\n"), want) {
 			t.Errorf("warnings %q lack %q", sc.Warnings, want)
 		}

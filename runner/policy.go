@@ -1,0 +1,154 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/store"
+)
+
+// PolicyChecks runs Atlantis's policy checks (--enable-policy-checks):
+// after every successful plan, conftest tests the plan's JSON against each
+// policy set of the server-side config; a failed set blocks the apply until
+// enough of its owners comment approve_policies.
+type PolicyChecks struct {
+	Conftest string // the conftest binary
+	Policies *repocfg.Policies
+}
+
+// showFileName is the plan's JSON that conftest reads, in the project dir.
+func showFileName(j *atoll.Job) string {
+	return strings.TrimSuffix(planFileName(j), ".tfplan") + ".json"
+}
+
+// checkPolicies runs every policy set against the plan's JSON (show) in the
+// project's dir and returns one result per set; the output goes to the
+// plan job's log. A conftest that cannot run fails its set (with the
+// reason as output): owners can still approve it, as in Atlantis.
+func (r *Runner) checkPolicies(ctx context.Context, w *work, j *atoll.Job, dir string, show []byte, sink *logSink) ([]atoll.PolicyCheck, error) {
+	if !r.policiesOn(w) {
+		return nil, nil
+	}
+	pc := r.Policies
+	input := showFileName(j)
+	if err := os.WriteFile(filepath.Join(dir, input), show, 0o600); err != nil {
+		return nil, fmt.Errorf("write plan json for conftest: %w", err)
+	}
+	defer os.Remove(filepath.Join(dir, input))
+	checks := make([]atoll.PolicyCheck, 0, len(pc.Policies.Sets))
+	for _, set := range pc.Policies.Sets {
+		args := append([]string{"test", "--no-color", "--policy", set.Path, input}, j.Spec.PolicyArgs...)
+		sink.Write(atoll.StreamAtoll, fmt.Sprintf("$ conftest %s   # policy set %s", strings.Join(args, " "), set.Name))
+		out, err := runConftest(ctx, pc.Conftest, dir, args)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+			sink.Write(atoll.StreamStdout, line)
+		}
+		passed := err == nil
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			out = strings.TrimSpace(out + "\nconftest did not run: " + err.Error())
+		}
+		verdict := "passed"
+		if !passed {
+			verdict = "failed"
+		}
+		sink.Write(atoll.StreamAtoll, fmt.Sprintf("Policy set %s %s.", set.Name, verdict))
+		checks = append(checks, atoll.PolicyCheck{PolicySet: set.Name, Passed: passed, Output: out, ApproveCount: set.ApproveCount})
+	}
+	return checks, nil
+}
+
+// runConftest runs conftest in dir with a bare environment: it reads only
+// the plan's JSON and the policies, and needs none of the server's
+// credentials.
+func runConftest(ctx context.Context, bin, dir string, args []string) (string, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + os.TempDir()}
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	return buf.String(), err
+}
+
+// policiesOn reports whether the request's repository's plans are policy
+// checked: --enable-policy-checks, unless the server-side repo config says
+// policy_check: false for it.
+func (r *Runner) policiesOn(w *work) bool {
+	if r.Policies == nil || r.Policies.Policies == nil {
+		return false
+	}
+	return r.ServerConfig == nil || r.ServerConfig.PolicyCheckFor(serverRepoID(w.repo))
+}
+
+// storePolicyChecks stores a plan's checks in the transaction that stores
+// the plan.
+func storePolicyChecks(tx *store.Tx, planID int64, checks []atoll.PolicyCheck) error {
+	if checks == nil {
+		return nil
+	}
+	return tx.InsertPolicyChecks(planID, checks)
+}
+
+// policiesBlock returns an EFORBIDDEN error naming the failed, unapproved
+// policy sets of apply job j's plan (checks as read now), or nil. With
+// policy checks on for the repository, a plan that was never checked (made
+// before they were turned on) must be planned again.
+func (r *Runner) policiesBlock(w *work, j *atoll.Job, checks []atoll.PolicyCheck) error {
+	if !r.policiesOn(w) {
+		return nil
+	}
+	label := projectLabel(j.Dir, j.Workspace, j.Project)
+	if len(checks) == 0 {
+		return atoll.Errorf(atoll.EFORBIDDEN, "Policy checks are on, but the plan of project %s was not checked. Nothing was applied. Run `%s` to plan and check it again.",
+			label, r.Markdown.CommandFor("plan", j.Dir, j.Workspace, j.Project))
+	}
+	var failing []string
+	for _, c := range checks {
+		if !c.Satisfied() {
+			failing = append(failing, fmt.Sprintf("`%s` (%d of %d approval(s))", c.PolicySet, len(c.Approvals), max(c.ApproveCount, 1)))
+		}
+	}
+	if len(failing) == 0 {
+		return nil
+	}
+	return atoll.Errorf(atoll.EFORBIDDEN, "All policies must pass for project %s before it is applied: policy set(s) %s failed. Nothing was applied. A policy owner can approve with `%s`, or fix the code and plan again.",
+		label, strings.Join(failing, ", "), r.Markdown.CommandFor("approve_policies", j.Dir, j.Workspace, j.Project))
+}
+
+// policiesBeforeApply checks apply job j's plan's policy results as read
+// now.
+func (r *Runner) policiesBeforeApply(ctx context.Context, w *work, j *atoll.Job) error {
+	if !r.policiesOn(w) {
+		return nil
+	}
+	checks, err := r.DB.PolicyChecks(ctx, j.Spec.PlanID)
+	if err != nil {
+		return err
+	}
+	return r.policiesBlock(w, j, checks)
+}
+
+// policiesInTx checks them again in the transaction that marks the plan
+// applied: a --clear-policy-approval committed meanwhile still stops it.
+func (r *Runner) policiesInTx(tx *store.Tx, w *work, j *atoll.Job) error {
+	if !r.policiesOn(w) {
+		return nil
+	}
+	checks, err := tx.PolicyChecks(j.Spec.PlanID)
+	if err != nil {
+		return err
+	}
+	return r.policiesBlock(w, j, checks)
+}
