@@ -26,9 +26,9 @@ const (
 // decidePolicyApproval decides, as Atlantis does, what user's
 // approve_policies (clear: with --clear-policy-approval; target: its
 // --policy-set, "" for all) does to check c of a pull request by author.
-// Owners are the set's and the top-level ones, by user name; team owners
-// are not looked up (Atoll does not ask the VCS for team membership yet).
-func decidePolicyApproval(p *repocfg.Policies, c atoll.PolicyCheck, user, author, target string, clear bool) (policyAction, string) {
+// Owners are the set's and the top-level ones: users by name, and teams
+// the VCS says user is in (teams; nil on hosts without teams).
+func decidePolicyApproval(p *repocfg.Policies, c atoll.PolicyCheck, user string, teams []string, author, target string, clear bool) (policyAction, string) {
 	if target != "" && target != c.PolicySet {
 		return policySkip, ""
 	}
@@ -39,12 +39,8 @@ func decidePolicyApproval(p *repocfg.Policies, c atoll.PolicyCheck, user, author
 	if set == nil {
 		return policyRefuse, fmt.Sprintf("policy set %s is no longer in the server's config: plan again.", c.PolicySet)
 	}
-	if !set.Owners.IsOwner(user, nil) && !p.Owners.IsOwner(user, nil) {
-		why := fmt.Sprintf("policy set: %s: user %s is not a policy owner: ask a policy owner to approve the failed policies.", c.PolicySet, user)
-		if p.HasTeams() {
-			why += " (Team owners are not supported by Atoll yet: only the users listed as owners can approve.)"
-		}
-		return policyRefuse, why
+	if !set.Owners.IsOwner(user, teams) && !p.Owners.IsOwner(user, teams) {
+		return policyRefuse, fmt.Sprintf("policy set: %s: user %s is not a policy owner: ask a policy owner to approve the failed policies.", c.PolicySet, user)
 	}
 	if set.PreventSelfApprove && strings.EqualFold(user, author) {
 		return policyRefuse, fmt.Sprintf("policy set: %s: %s is the author of this pull request and the set has prevent_self_approve: another policy owner must approve.", c.PolicySet, user)
@@ -69,6 +65,12 @@ func (r *Runner) approvePolicies(ctx context.Context, w *work, cmd *command.Comm
 	if target := cmd.PolicySet; target != "" && r.Policies.Policies.Set(target) == nil {
 		return r.reply(ctx, w, "approve_policies", fmt.Sprintf("**Approve Policies Error**: there is no policy set %s in the server's config.", codeSpan(target)))
 	}
+	teams, err := r.policyTeams(ctx, w)
+	if err != nil {
+		w.log.Error("approve_policies: list the user's teams", "user", w.req.User, "err", err)
+		return r.reply(ctx, w, "approve_policies", fmt.Sprintf("**Approve Policies Error**: Atoll could not list the teams of @%s in %s (%s), "+
+			"so team owners cannot be checked. Nothing was approved.", w.req.User, w.repo.Owner, atoll.ErrorMessage(err)))
+	}
 	plans, err := r.DB.PendingPlans(ctx, w.pull.ID)
 	if err != nil {
 		return err
@@ -91,7 +93,7 @@ func (r *Runner) approvePolicies(ctx context.Context, w *work, cmd *command.Comm
 				return err
 			}
 			for _, c := range checks {
-				action, why := decidePolicyApproval(r.Policies.Policies, c, w.req.User, w.pull.Author, cmd.PolicySet, cmd.ClearPolicyApproval)
+				action, why := decidePolicyApproval(r.Policies.Policies, c, w.req.User, teams, w.pull.Author, cmd.PolicySet, cmd.ClearPolicyApproval)
 				switch action {
 				case policyRefuse:
 					res.Refusals = append(res.Refusals, why)
@@ -184,4 +186,14 @@ func allPoliciesPassed(checks []atoll.PolicyCheck) bool {
 		}
 	}
 	return true
+}
+
+// policyTeams are the teams of the commenter when policy owners name teams
+// and the host has teams (GitHub); nil otherwise.
+func (r *Runner) policyTeams(ctx context.Context, w *work) ([]string, error) {
+	lister, ok := w.vcs.(vcs.TeamLister)
+	if !ok || !r.Policies.Policies.HasTeams() {
+		return nil, nil
+	}
+	return lister.UserTeams(ctx, *w.repo, w.req.User)
 }

@@ -28,6 +28,13 @@ deny contains msg if {
 // ATOLL_TEST_CONFTEST and a server-side config whose policy sets live
 // outside the repository (so a pull request cannot change them).
 func newPolicyE2E(t *testing.T, repos ...map[string]any) *e2e {
+	configure := policyConfig(t, map[string]any{"users": []string{"alice"}}, repos...)
+	return newE2EConfigured(t, configure)
+}
+
+// policyConfig is the configuration of newPolicyE2E, whose set
+// no-production is owned by setOwners.
+func policyConfig(t *testing.T, setOwners map[string]any, repos ...map[string]any) func(*main.Config) {
 	conftest := os.Getenv("ATOLL_TEST_CONFTEST")
 	if conftest == "" {
 		t.Skip("ATOLL_TEST_CONFTEST is not set: policy check tests need a conftest binary (make test installs one in bin/)")
@@ -45,18 +52,37 @@ func newPolicyE2E(t *testing.T, repos ...map[string]any) *e2e {
 		"owners": map[string]any{"users": []string{"carol"}},
 		"policy_sets": []map[string]any{
 			{"name": "no-production", "path": filepath.Join(dir, "deny"), "source": "local",
-				"owners": map[string]any{"users": []string{"alice"}}, "prevent_self_approve": true},
+				"owners": setOwners, "prevent_self_approve": true},
 			{"name": "baseline", "path": filepath.Join(dir, "allow"), "source": "local"},
 		},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newE2EConfigured(t, func(c *main.Config) {
+	return func(c *main.Config) {
 		c.RepoConfigJSON = string(cfg)
 		c.EnablePolicyChecks = true
 		c.ConftestBin = conftest
-	})
+	}
+}
+
+// A policy set owned by a GitHub team: a member approves (through a child
+// team), someone outside it is refused.
+func TestPolicyCheckTeamOwners(t *testing.T) {
+	files := map[string]string{"production/main.tf": tfProject("production", 1)}
+	e, x := newE2EExtras(t, files, policyConfig(t, map[string]any{"teams": []string{"security"}}))
+	x.mu.Lock()
+	x.teams["security"], x.teams["appsec"], x.teams["devs"] = nil, []string{"dave"}, []string{"erin"}
+	x.parents["appsec"] = "security"
+	x.mu.Unlock()
+	e.open(1, "policies", map[string]string{"production/main.tf": tfProject("production", 2)}, "production/main.tf")
+	mustContain(t, "autoplan", e.waitComment(1, 1), "Policy Check Failed")
+	e.commentAs("erin", 1, "atlantis approve_policies")
+	mustContain(t, "erin", e.waitComment(1, 2), "user erin is not a policy owner", "have: 0.")
+	e.commentAs("dave", 1, "atlantis approve_policies")
+	mustContain(t, "dave", e.waitComment(1, 3), "have: 1. Approved by: dave.")
+	e.comment(1, "atlantis apply")
+	mustContain(t, "apply", e.waitComment(1, 4), "Apply complete!")
 }
 
 // A repos entry with policy_check: false turns the checks off for its
