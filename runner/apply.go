@@ -215,7 +215,7 @@ func (r *Runner) automerge(ctx context.Context, w *work, cmd *command.Command, o
 	if pending, err := r.DB.PendingPlans(ctx, w.pull.ID); err != nil || len(pending) > 0 {
 		return err
 	}
-	opts := vcs.MergeOptions{Method: orDefault(cmd.AutoMergeMethod, "merge"), DeleteSourceBranch: outcomes[0].job.Spec.DeleteSourceBranch}
+	opts := vcs.MergeOptions{Method: orDefault(cmd.AutoMergeMethod, orDefault(r.AutomergeMethod, "merge")), DeleteSourceBranch: outcomes[0].job.Spec.DeleteSourceBranch}
 	if err := w.vcs.Merge(ctx, *w.repo, w.pull.Number, opts); errors.Is(err, vcs.ErrSourceBranchKept) {
 		w.log.Warn("automerge kept the source branch", "branch", w.pull.HeadRef, "err", err)
 		return r.reply(ctx, w, "automerge", fmt.Sprintf("Automatically merged because all plans were successfully applied, but the source branch `%s` could not be deleted: %s", w.pull.HeadRef, atoll.ErrorMessage(err)))

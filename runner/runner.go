@@ -66,6 +66,9 @@ type Runner struct {
 	// when its atlantis.yaml does not say (--automerge, --parallel-plan,
 	// --parallel-apply), as in Atlantis.
 	Automerge, ParallelPlan, ParallelApply bool
+	// AutomergeMethod is how automerge merges when the apply comment does
+	// not say (--automerge-method: merge, rebase or squash; "" is merge).
+	AutomergeMethod string
 	// FailOnPreWorkflowHookError stops a command when one of its pre
 	// workflow hooks fails (--fail-on-pre-workflow-hook-error); otherwise
 	// the failure is commented and the command goes on.

@@ -14,6 +14,7 @@ import (
 // their Atlantis names.
 type atlantisConfig struct {
 	Automerge                  bool
+	AutomergeMethod            string
 	ParallelPlan               bool
 	ParallelApply              bool
 	DisableApplyAll            bool
@@ -31,6 +32,7 @@ type atlantisConfig struct {
 
 func atlantisFlags(fs *flag.FlagSet, c *atlantisConfig) {
 	fs.BoolVar(&c.Automerge, "automerge", false, "merge a pull request once all its plans are applied, unless its atlantis.yaml sets automerge")
+	fs.StringVar(&c.AutomergeMethod, "automerge-method", "", "how automerge merges unless the apply comment says --auto-merge-method: merge, rebase or squash (default merge)")
 	fs.BoolVar(&c.ParallelPlan, "parallel-plan", false, "plan a request's projects in parallel, unless atlantis.yaml sets parallel_plan")
 	fs.BoolVar(&c.ParallelApply, "parallel-apply", false, "apply a request's projects in parallel, unless atlantis.yaml sets parallel_apply")
 	fs.BoolVar(&c.DisableApplyAll, "disable-apply-all", false, "refuse an apply comment that names no project, directory or workspace")
@@ -96,6 +98,11 @@ func envValue(name string, getenv func(string) string) (value, from string) {
 }
 
 func (c *atlantisConfig) validate() error {
+	switch c.AutomergeMethod {
+	case "", "merge", "rebase", "squash":
+	default:
+		return fmt.Errorf("--automerge-method must be merge, rebase or squash, not %q", c.AutomergeMethod)
+	}
 	if (c.SSLCertFile == "") != (c.SSLKeyFile == "") {
 		return fmt.Errorf("--ssl-cert-file and --ssl-key-file go together")
 	}

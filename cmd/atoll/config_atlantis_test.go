@@ -43,6 +43,8 @@ func TestAtlantisFlagsAndEnvironment(t *testing.T) {
 			}, ""},
 		{"a blocked extra arg that is no flag", []string{"--blocked-extra-args", "target"}, nil, nil, "is not a terraform flag"},
 		{"a certificate without its key", []string{"--ssl-cert-file", "/tmp/c.pem"}, nil, nil, "--ssl-cert-file and --ssl-key-file go together"},
+		{"--automerge-method", []string{"--automerge-method", "squash"}, nil, func(c *main.Config) bool { return c.AutomergeMethod == "squash" }, ""},
+		{"a bad --automerge-method", []string{"--automerge-method", "fast-forward"}, nil, nil, "--automerge-method must be merge, rebase or squash"},
 		{"a status name with a slash", []string{"--vcs-status-name", "a/b"}, nil, nil, "--vcs-status-name must be"},
 		{"an alias is checked like its flag", []string{"--parallel-pool-size", "0"}, nil, nil, "--parallelism must be between 1 and 256"},
 	}

@@ -44,7 +44,8 @@ func TestSilenceForkPRErrors(t *testing.T) {
 }
 
 // --automerge merges repositories whose atlantis.yaml says nothing about
-// it; one that says automerge: false is not merged.
+// it, with --automerge-method; one that says automerge: false is not
+// merged.
 func TestServerAutomergeDefault(t *testing.T) {
 	for _, tc := range []struct {
 		config string
@@ -54,14 +55,15 @@ func TestServerAutomergeDefault(t *testing.T) {
 		{"version: 3\nautomerge: false\nprojects:\n- dir: a\n", false},
 	} {
 		files := map[string]string{"atlantis.yaml": tc.config, "a/main.tf": tfProject("a", 1)}
-		e := newE2EWith(t, files, func(c *main.Config) { c.Automerge = true })
+		e := newE2EWith(t, files, func(c *main.Config) { c.Automerge, c.AutomergeMethod = true, "rebase" })
 		e.open(1, "scale-a", map[string]string{"a/main.tf": tfProject("a", 2)}, "a/main.tf")
 		mustContain(t, "plan", e.waitComment(1, 1), "Plan: 2 to add")
 		e.comment(1, "atlantis apply")
 		mustContain(t, "apply", e.waitComment(1, 2), "Apply complete!")
 		e.comment(1, "atlantis version")
 		third := e.waitComment(1, 3)
-		if merges := e.gh.mergesOf(1); (len(merges) == 1) != tc.merged || strings.Contains(third, "Automatically merged") != tc.merged {
+		merges := e.gh.mergesOf(1)
+		if (len(merges) == 1) != tc.merged || strings.Contains(third, "Automatically merged") != tc.merged || (tc.merged && merges[0].Method != "rebase") {
 			t.Fatalf("%q: merges %+v, third comment:\n%s", tc.config, merges, third)
 		}
 	}

@@ -284,7 +284,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Parallelism: c.Parallelism, AllowForkPRs: c.AllowForkPRs, HidePrevPlanComments: c.HidePrevPlanComments || c.Demo, StopTimeout: c.StopTimeout, Logger: m.Logger,
 		AllowDraftPRs: c.AllowDraftPRs, PlanApproval: approvalPolicy, Credentials: m.Credentials,
 		DisableAutoplan: c.DisableAutoplan,
-		Automerge:       c.Automerge, ParallelPlan: c.ParallelPlan, ParallelApply: c.ParallelApply,
+		Automerge:       c.Automerge, AutomergeMethod: c.AutomergeMethod, ParallelPlan: c.ParallelPlan, ParallelApply: c.ParallelApply,
 		FailOnPreWorkflowHookError: c.FailOnPreWorkflowHookError,
 		SilenceForkPRErrors:        c.SilenceForkPRErrors, SilenceNoProjects: c.SilenceNoProjects,
 		StatusName: c.VCSStatusName,
