@@ -271,7 +271,7 @@ func (c *Config) validate(getenv func(string) string) error {
 // checkDemo refuses VCS credentials with --demo: the demo is for trying
 // Atoll out, with a printed password, and must not act on real repositories.
 func (c *Config) checkDemo() error {
-	if c.Demo && (c.GHToken != "" || c.GHAppID != 0 || c.GHAppKeyFile != "" || c.GHWebhookSecret != "" || c.azureConfig.configured()) {
+	if c.Demo && (c.GHToken != "" || c.GHAppID != 0 || c.GHAppKeyFile != "" || c.GHAppKey != "" || c.GHWebhookSecret != "" || c.azureConfig.configured()) {
 		return fmt.Errorf("--demo takes no VCS credentials (--gh-token, --gh-app-id, --gh-app-key-file, --gh-webhook-secret, --azuredevops-*)")
 	}
 	return nil

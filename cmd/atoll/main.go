@@ -357,7 +357,7 @@ func (m *Main) providers() (map[string]vcs.Provider, error) {
 	providers := map[string]vcs.Provider{atoll.VCSLocal: &local.Provider{DB: m.DB}}
 	if c.GHToken != "" || c.GHAppID != 0 {
 		gh, err := github.New(github.Config{Hostname: c.GHHostname, APIURL: c.GHAPIURL, User: c.GHUser, Token: c.GHToken,
-			WebhookSecret: c.GHWebhookSecret, AppID: c.GHAppID, AppKeyFile: c.GHAppKeyFile,
+			WebhookSecret: c.GHWebhookSecret, AppID: c.GHAppID, AppKeyFile: c.GHAppKeyFile, AppKey: c.GHAppKey,
 			Checks: c.GHChecks})
 		if err != nil {
 			return nil, fmt.Errorf("github: %w", err)

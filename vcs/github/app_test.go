@@ -114,3 +114,27 @@ func TestAppHideCommentsUsesBotLogin(t *testing.T) {
 		t.Errorf("GET /app calls = %+v", app)
 	}
 }
+
+// --gh-app-key gives the key itself (Atlantis's ATLANTIS_GH_APP_KEY): the
+// App authenticates as with a key file.
+func TestAppKeyFromContent(t *testing.T) {
+	f := newFake(t)
+	key, err := os.ReadFile(appKeyFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ghp.New(ghp.Config{APIURL: f.srv.URL + "/", AppID: 99, AppKey: string(key), WebhookSecret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readFixture(t, "github/octokit/pull_request.synchronize.json") // installation id 1
+	ev, err := p.ParseWebhook(webhookRequest("pull_request", body, sign(body, secret)), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Repo.CloneURL = "https://github.com/Codertocat/Hello-World.git"
+	url, err := p.CloneURL(context.Background(), ev.Repo)
+	if err != nil || url != "https://x-access-token:ghs_installationtoken-1@github.com/Codertocat/Hello-World.git" {
+		t.Fatalf("CloneURL = %q, %v", url, err)
+	}
+}

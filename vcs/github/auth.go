@@ -65,14 +65,20 @@ type installationClient struct {
 	gh *github.Client
 }
 
-func newAppAuth(appID int64, keyFile string, base *http.Client, rest string) (*appAuth, error) {
-	key, err := os.ReadFile(keyFile)
-	if err != nil {
-		return nil, atoll.Errorf(atoll.EINVALID, "github: cannot read app key file %s", keyFile)
+// newAppAuth authenticates as App appID with the key in keyFile or, when
+// keyFile is "", key itself.
+func newAppAuth(appID int64, keyFile string, key []byte, base *http.Client, rest string) (*appAuth, error) {
+	what := "--gh-app-key"
+	if keyFile != "" {
+		var err error
+		if key, err = os.ReadFile(keyFile); err != nil {
+			return nil, atoll.Errorf(atoll.EINVALID, "github: cannot read app key file %s", keyFile)
+		}
+		what = "app key file " + keyFile
 	}
 	atr, err := ghinstallation.NewAppsTransport(transport(base), appID, key)
 	if err != nil {
-		return nil, atoll.Errorf(atoll.EINVALID, "github: app key file %s is not an RSA private key in PEM form", keyFile)
+		return nil, atoll.Errorf(atoll.EINVALID, "github: %s is not an RSA private key in PEM form", what)
 	}
 	atr.BaseURL = strings.TrimSuffix(rest, "/")
 	jwt, err := github.NewClient(github.WithHTTPClient(withTransport(base, atr)), github.WithURLs(&rest, nil))

@@ -31,6 +31,9 @@ type Config struct {
 	// AppKeyFile is the App's PEM private key. Installation ids come from
 	// webhook payloads or are looked up per repository.
 	AppKeyFile string
+	// AppKey is the PEM key itself, instead of AppKeyFile (Atlantis's
+	// --gh-app-key, usually from the environment).
+	AppKey string
 	// Checks reports through check runs (the Checks API) instead of commit
 	// statuses. GitHub accepts check runs only from an App, so it needs
 	// AppID and AppKeyFile.
@@ -78,14 +81,17 @@ func New(cfg Config) (*Provider, error) {
 	if base == nil {
 		base = &http.Client{Timeout: defaultTimeout}
 	}
+	hasKey := cfg.AppKeyFile != "" || cfg.AppKey != ""
 	switch {
-	case cfg.Token != "" && (cfg.AppID != 0 || cfg.AppKeyFile != ""):
+	case cfg.AppKeyFile != "" && cfg.AppKey != "":
+		return nil, atoll.Errorf(atoll.EINVALID, "github: set either an app key or an app key file, not both")
+	case cfg.Token != "" && (cfg.AppID != 0 || hasKey):
 		return nil, atoll.Errorf(atoll.EINVALID, "github: set either a token or GitHub App credentials, not both")
 	case cfg.Token != "":
 		p.token, err = newTokenAuth(cfg.Token, base, p.restURL)
-	case cfg.AppID != 0 && cfg.AppKeyFile != "":
-		p.app, err = newAppAuth(cfg.AppID, cfg.AppKeyFile, base, p.restURL)
-	case cfg.AppID != 0 || cfg.AppKeyFile != "":
+	case cfg.AppID != 0 && hasKey:
+		p.app, err = newAppAuth(cfg.AppID, cfg.AppKeyFile, []byte(cfg.AppKey), base, p.restURL)
+	case cfg.AppID != 0 || hasKey:
 		return nil, atoll.Errorf(atoll.EINVALID, "github: a GitHub App needs both an app id and a key file")
 	default:
 		return nil, atoll.Errorf(atoll.EINVALID, "github: a token or GitHub App credentials are required")

@@ -31,6 +31,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		"key without app id":    {AppKeyFile: appKeyFile(t)},
 		"missing key file":      {AppID: 1, AppKeyFile: filepath.Join(t.TempDir(), "nope.pem")},
 		"malformed key file":    {AppID: 1, AppKeyFile: badKey},
+		"malformed key":         {AppID: 1, AppKey: "not a key"},
+		"key and key file":      {AppID: 1, AppKeyFile: appKeyFile(t), AppKey: "x"},
 		"API URL not http":      {Token: "t", APIURL: "ftp://example.com/"},
 		"API URL without host":  {Token: "t", APIURL: "/api/v3/"},
 		"API URL with password": {Token: "t", APIURL: "https://u:p@example.com/"},
