@@ -133,6 +133,9 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	if err := r.checkRequirements(ctx, w, d, j, "apply"); err != nil {
 		return err
 	}
+	if err := r.checkStale(ctx, w, d, j); err != nil {
+		return err
+	}
 	file, err := r.DB.PlanFile(ctx, j.Spec.PlanID)
 	if err != nil {
 		return err

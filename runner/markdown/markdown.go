@@ -32,6 +32,10 @@ type ProjectResult struct {
 	// ApprovalURL, on a refused apply, links the page where the plan is
 	// approved.
 	ApprovalURL string
+	// MergedAgain, on a plan with the merge checkout strategy, says the
+	// base branch moved since the project's previous plan on this pull
+	// request: this one was merged onto the newer base.
+	MergedAgain bool
 }
 
 // LockHolder is the pull request holding a project's lock.
@@ -163,6 +167,9 @@ func (r Renderer) project(b *strings.Builder, res ProjectResult) {
 		}
 		fmt.Fprintf(b, "* :arrow_forward: To **apply** this plan, comment: %s\n", code(r.commandFor("apply", res)))
 		fmt.Fprintf(b, "* :repeat: To **plan** this project again, comment: %s\n", code(r.commandFor("plan", res)))
+		if res.MergedAgain {
+			b.WriteString("\n:twisted_rightwards_arrows: Upstream was modified, a new merge was performed.\n")
+		}
 	default:
 		if strings.TrimSpace(res.Output) != "" {
 			details(b, "diff", res.Output)
