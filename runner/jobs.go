@@ -55,6 +55,7 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 		}
 		done[i] = make(chan struct{})
 		outcomes[i] = storedOutcome(r, j)
+		outcomes[i].res.LockURL = r.lockURL(w, j)
 		if j.State != atoll.JobQueued {
 			close(done[i])
 		}

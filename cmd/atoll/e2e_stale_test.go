@@ -45,6 +45,21 @@ func TestStalePlanIsNotApplied(t *testing.T) {
 	if strings.Contains(first, "Upstream was modified") {
 		t.Fatalf("the first plan says upstream was modified:\n%s", first)
 	}
+	// The plan links its project's row on the pull request page, whose
+	// Unlock button deletes the lock and the plan.
+	prefix := "* :put_litter_in_its_place: To **delete** this plan and lock, click [here](" + e.m.Server.PublicURL + "/repos/acme/infra/pulls/1#project-"
+	_, rest, ok := strings.Cut(first, prefix)
+	if !ok {
+		t.Fatalf("the plan has no delete link %q:\n%s", prefix, first)
+	}
+	anchor, _, _ := strings.Cut(rest, ")")
+	row := getPage(t, e.m.URL+"/repos/acme/infra/pulls/1")
+	_, row, ok = strings.Cut(row, `id="project-`+anchor+`"`)
+	if !ok {
+		t.Fatalf("the pull request page has no row project-%s", anchor)
+	}
+	row, _, _ = strings.Cut(row, "</article>")
+	mustContain(t, "project row", row, `action="/locks/unlock"`, ">Unlock</button>")
 
 	// Main moves in b's files only: a's plan is still good.
 	moveMain(head, map[string]string{"b/main.tf": tfProject("b", 3)})

@@ -36,6 +36,9 @@ type ProjectResult struct {
 	// base branch moved since the project's previous plan on this pull
 	// request: this one was merged onto the newer base.
 	MergedAgain bool
+	// LockURL, on a plan, is the page where the project's lock (and with
+	// it the plan) can be deleted: Atlantis's "delete this plan and lock".
+	LockURL string
 }
 
 // LockHolder is the pull request holding a project's lock.
@@ -166,6 +169,9 @@ func (r Renderer) project(b *strings.Builder, res ProjectResult) {
 			b.WriteString(line + "\n\n")
 		}
 		fmt.Fprintf(b, "* :arrow_forward: To **apply** this plan, comment: %s\n", code(r.commandFor("apply", res)))
+		if res.LockURL != "" {
+			fmt.Fprintf(b, "* :put_litter_in_its_place: To **delete** this plan and lock, click [here](%s)\n", res.LockURL)
+		}
 		fmt.Fprintf(b, "* :repeat: To **plan** this project again, comment: %s\n", code(r.commandFor("plan", res)))
 		if res.MergedAgain {
 			b.WriteString("\n:twisted_rightwards_arrows: Upstream was modified, a new merge was performed.\n")
