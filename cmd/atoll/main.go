@@ -286,6 +286,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 	m.Server.Runner = m.Runner
+	m.Runner.Metrics = m.Server.Metrics.Atlantis
 	if err := m.setupTerraform(ctx, dataDir); err != nil {
 		return err
 	}
