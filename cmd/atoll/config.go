@@ -62,6 +62,7 @@ type Config struct {
 	terraformConfig // --tf-bin-dir, --tf-download, --tf-distribution (terraform.go)
 
 	commandsConfig // --allow-commands, --disable-apply, --disable-autoplan (commands.go)
+	miscConfig     // --autodiscover-mode (autodiscover.go)
 
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
@@ -116,6 +117,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	azureFlags(fs, &c.azureConfig)
 	repoConfigFlags(fs, &c.repoConfig)
 	commandsFlags(fs, &c.commandsConfig)
+	miscFlags(fs, &c.miscConfig)
 	terraformFlags(fs, &c.terraformConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {

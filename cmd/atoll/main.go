@@ -285,6 +285,7 @@ func (m *Main) Run(ctx context.Context) error {
 			m.Logger.Warn("server-side repo config", "warning", w)
 		}
 	}
+	m.Runner.ServerConfig = c.withAutodiscoverMode(m.Runner.ServerConfig)
 	m.Server.Runner = m.Runner
 	m.Runner.Metrics = m.Server.Metrics.Atlantis
 	if err := m.setupTerraform(ctx, dataDir); err != nil {

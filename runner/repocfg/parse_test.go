@@ -110,12 +110,15 @@ func TestParseAllKeys(t *testing.T) {
 		"atlantis.yaml line 3: `delete_source_branch_on_merge` is accepted but not acted on by Atoll yet (Atoll never deletes branches)",
 		"atlantis.yaml line 6: `emoji_reaction` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 8: `allowed_regexp_prefixes` is accepted but not acted on by Atoll yet",
-		"atlantis.yaml line 11: `projects[0].branch` is accepted but not acted on by Atoll yet (the project is used whatever the base branch)",
 		"atlantis.yaml line 15: `projects[0].delete_source_branch_on_merge` is accepted but not acted on by Atoll yet (Atoll never deletes branches)",
 		"atlantis.yaml line 19: `projects[0].policy_check` is accepted but not acted on by Atoll yet (Atoll runs no policy checks)",
 		"atlantis.yaml line 23: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 29: `projects[0].import_requirements` is accepted but not acted on by Atoll yet (Atoll has no import command)",
 	}
+	if b := cfg.Projects[0].Branch; b == nil || b.String() != "main" {
+		t.Errorf("projects[0].branch = %v, want main", b)
+	}
+	cfg.Projects[0].Branch = nil
 	if got := exported(cfg); !reflect.DeepEqual(got, exported(want)) {
 		t.Errorf("got  %+v\nwant %+v", got, exported(want))
 	}
