@@ -13,6 +13,7 @@ import (
 	"github.com/atollhq/atoll/runner/terraform"
 	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // apply runs an "atlantis apply" comment: each selected project's stored plan
@@ -103,7 +104,11 @@ func selects(cmd *command.Command, j *atoll.Job) bool {
 	case cmd.Project != "":
 		return j.Project == cmd.Project
 	case cmd.Dir != "" || cmd.Workspace != "":
-		return j.Dir == orDefault(cmd.Dir, ".") && j.Workspace == orDefault(cmd.Workspace, atoll.DefaultWorkspace)
+		dir := j.Dir == orDefault(cmd.Dir, ".")
+		if command.IsDirPattern(cmd.Dir) {
+			dir, _ = doublestar.Match(cmd.Dir, j.Dir) // validated by the parser
+		}
+		return dir && j.Workspace == orDefault(cmd.Workspace, atoll.DefaultWorkspace)
 	}
 	return true
 }
@@ -135,6 +140,9 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 		return err
 	}
 	if err := r.checkRequirements(ctx, w, d, j, "apply"); err != nil {
+		return err
+	}
+	if err := r.checkStale(ctx, w, d, j); err != nil {
 		return err
 	}
 	file, err := r.DB.PlanFile(ctx, j.Spec.PlanID)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/markdown"
@@ -55,6 +56,7 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 		}
 		done[i] = make(chan struct{})
 		outcomes[i] = storedOutcome(r, j)
+		outcomes[i].res.LockURL = r.lockURL(w, j)
 		if j.State != atoll.JobQueued {
 			close(done[i])
 		}
@@ -154,6 +156,7 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 		return // left running: the next start records it interrupted
 	}
 	log.Info("job started")
+	started := time.Now()
 	err = fn(ctx, w, j, sink, res)
 	if j.Spec.Verbose {
 		res.Output = sink.Text()
@@ -190,6 +193,7 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 	}
 	o.final = true
 	log.Info("job finished", "state", state)
+	r.recordJob(j, state, err, time.Since(started))
 	st := vcs.StatusSuccess
 	if state != atoll.JobSucceeded {
 		st = vcs.StatusFailure

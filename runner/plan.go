@@ -239,6 +239,9 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 	if err := r.recordMergedBase(ctx, w, j); err != nil {
 		return err
 	}
+	if res.MergedAgain, err = r.mergedAgain(ctx, j); err != nil {
+		return err
+	}
 	planFile := filepath.Join(dir, planFileName(j))
 	start := time.Now()
 	if j.Spec.PlanSteps != nil {

@@ -57,6 +57,7 @@ func (r *Runner) process(req *atoll.Request) {
 	r.running.add(req.PullID, req.ID, cancel)
 	defer r.running.remove(req.PullID, req.ID)
 	log := r.Logger.With("request", req.ID, "kind", req.Kind, "repo", req.Repo, "pull", req.Pull)
+	started := time.Now()
 	w, err := r.load(ctx, req, log)
 	if err == nil {
 		log.Info("request started")
@@ -87,6 +88,9 @@ func (r *Runner) process(req *atoll.Request) {
 		log.Error("finish request", "err", ferr)
 	}
 	log.Info("request finished", "state", state)
+	if state == atoll.RequestDone {
+		r.recordRequest(context.WithoutCancel(ctx), req, err, time.Since(started))
+	}
 }
 
 func (r *Runner) load(ctx context.Context, req *atoll.Request, log *slog.Logger) (*work, error) {

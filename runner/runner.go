@@ -17,6 +17,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/git"
 	"github.com/atollhq/atoll/gitcred"
+	"github.com/atollhq/atoll/metrics"
 	"github.com/atollhq/atoll/procs"
 	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/runner/markdown"
@@ -49,6 +50,9 @@ type Runner struct {
 	// default, as in Atlantis: a fork's author could run code through
 	// Terraform with the server's credentials.
 	AllowForkPRs bool
+	// Metrics, if set, counts jobs and commands under Atlantis's metric
+	// names (this process's only).
+	Metrics *metrics.Atlantis
 	// HidePrevPlanComments hides (GitHub: minimizes; Azure DevOps: closes
 	// the thread of) a pull request's earlier plan comments when a new plan
 	// is posted: Atlantis's --hide-prev-plan-comments, plans only.

@@ -148,6 +148,16 @@ func (r *Runner) pullURL(w *work) string {
 	return fmt.Sprintf("%s/repos/%s/%s/pulls/%d", r.PublicURL, url.PathEscape(w.repo.Owner), url.PathEscape(w.repo.Name), w.pull.Number)
 }
 
+// lockURL is where a plan's lock can be deleted: the project's row on the
+// pull request page (its id is templates.PullAnchor), which has the
+// Unlock button; "" for other jobs or without a public URL.
+func (r *Runner) lockURL(w *work, j *atoll.Job) string {
+	if j.Kind != atoll.JobPlan || r.PublicURL == "" {
+		return ""
+	}
+	return r.pullURL(w) + "#project-" + itoa(j.ProjectID)
+}
+
 // reportContext outlives a stop: when running jobs are interrupted, telling
 // the pull request so is exactly what must still happen.
 func reportContext(ctx context.Context) (context.Context, context.CancelFunc) {

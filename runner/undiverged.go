@@ -9,6 +9,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/git"
 	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/vcs"
 )
 
 // divergedFiles returns the files that commits on the base branch, which
@@ -109,4 +110,48 @@ func divergedText(files []string) string {
 		quoted = append(quoted, "`"+f+"`")
 	}
 	return strings.Join(quoted, ", ")
+}
+
+// checkStale refuses, with the merge checkout strategy, to apply a plan
+// whose base branch moved since the plan in files of its project: the
+// apply would leave out what the base now has there. Atlantis applies such
+// a plan (it only warns on plan); Atoll is stricter. The undiverged
+// requirement, when set, has already said the same.
+func (r *Runner) checkStale(ctx context.Context, w *work, d *vcs.PullDetails, j *atoll.Job) error {
+	if j.Spec.BaseSHA == "" || slices.Contains(j.Spec.ApplyRequirements, "undiverged") {
+		return nil // planned before the base was recorded, or checked already
+	}
+	files, err := r.divergedFiles(ctx, w, j, "apply")
+	if err != nil {
+		return fmt.Errorf("stale plan check: %w", err)
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	return atoll.Errorf(atoll.ECONFLICT, "%s the base branch %s moved since this project was planned on %s, changing files of this project (%s): run `%s plan` again to plan on top of it.",
+		atoll.StalePlanPrefix, d.BaseRef, short(j.Spec.BaseSHA), divergedText(files), r.Parser.ExecutableName)
+}
+
+// mergedAgain reports whether a plan's merge checkout is on a newer base
+// than the project's previous plan on this pull request, which the plan
+// comment mentions as Atlantis does.
+func (r *Runner) mergedAgain(ctx context.Context, j *atoll.Job) (bool, error) {
+	if j.Spec.BaseSHA == "" {
+		return false, nil
+	}
+	plans, err := r.DB.LatestPlans(ctx, j.PullID)
+	if err != nil {
+		return false, fmt.Errorf("previous plans: %w", err)
+	}
+	for _, p := range plans {
+		if p.ProjectID != j.ProjectID {
+			continue
+		}
+		prev, err := r.DB.Job(ctx, p.JobID)
+		if err != nil {
+			return false, fmt.Errorf("previous plan job %d: %w", p.JobID, err)
+		}
+		return prev.Spec.BaseSHA != "" && prev.Spec.BaseSHA != j.Spec.BaseSHA, nil
+	}
+	return false, nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/metrics"
 )
 
 // Metrics counts what happens in this process; gauges of durable state are
@@ -14,10 +15,13 @@ import (
 type Metrics struct {
 	mu       sync.Mutex
 	webhooks map[string]int64
+	// Atlantis are the job and command counters under Atlantis's names,
+	// which the runner records (the same value as its Metrics).
+	Atlantis *metrics.Atlantis
 }
 
 // NewMetrics returns zeroed counters.
-func NewMetrics() *Metrics { return &Metrics{webhooks: map[string]int64{}} }
+func NewMetrics() *Metrics { return &Metrics{webhooks: map[string]int64{}, Atlantis: metrics.New()} }
 
 // Webhook counts one webhook by result (queued, ignored, rejected, error).
 func (m *Metrics) Webhook(result string) {
@@ -42,6 +46,10 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "atoll_webhooks_total{result=%q} %d\n", k, s.Metrics.webhooks[k])
 	}
 	s.Metrics.mu.Unlock()
+	// Per process, on a standby too (its counters stay at zero).
+	if _, err := s.Metrics.Atlantis.WriteTo(w); err != nil {
+		return
+	}
 
 	st := s.fullStatus(ctx)
 	fmt.Fprintln(w, "# HELP atoll_node_active 1 on the active node, 0 on a standby.")

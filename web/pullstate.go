@@ -30,6 +30,11 @@ func planState(pull *atoll.Pull, plan *atoll.Plan, lastPlan, lastApply *atoll.Jo
 		return templates.PlanApplying, fmt.Sprintf("Job #%d is applying this plan.", lastApply.ID)
 	case pull.HeadSHA != "" && plan.HeadSHA != pull.HeadSHA:
 		return templates.PlanStale, fmt.Sprintf("Planned on %s, an older commit than the head %s: plan again before applying.", short(plan.HeadSHA), short(pull.HeadSHA))
+	case lastApply != nil && lastApply.Final() && lastApply.Spec.PlanID == plan.ID && plan.DiscardedAt == nil &&
+		strings.HasPrefix(lastApply.Error, atoll.StalePlanPrefix):
+		// Its apply was refused: the base branch moved in the project's
+		// files since the plan (merge checkout strategy).
+		return templates.PlanStale, fmt.Sprintf("Job #%d refused to apply it: %s", lastApply.ID, lastApply.Error)
 	case plan.DiscardedAt != nil && !pullOpen(pull):
 		return templates.PlanDiscarded, fmt.Sprintf("Discarded: the pull request was %s.", pull.State)
 	case plan.DiscardedAt != nil:

@@ -296,11 +296,13 @@ func (m *Main) Run(ctx context.Context) error {
 			m.Logger.Warn("server-side repo config", "warning", w)
 		}
 	}
+	m.Runner.ServerConfig = c.withAutodiscoverMode(m.Runner.ServerConfig)
 	c.githubExtrasConfig.configure(m.Runner)
 	if m.Runner.Policies, err = c.policyChecks(m.Runner.ServerConfig); err != nil {
 		return err
 	}
 	m.Server.Runner = m.Runner
+	m.Runner.Metrics = m.Server.Metrics.Atlantis
 	if err := m.setupTerraform(ctx, dataDir); err != nil {
 		return err
 	}

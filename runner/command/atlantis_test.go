@@ -125,8 +125,15 @@ func TestAtlantisCommentParserCases(t *testing.T) {
 			"Atlantis roots /.. back to the repository; Atoll refuses every .. element, which never names a project"},
 		{all, "atlantis plan -d a/../b", reply, command.Command{}, `must not contain ".."`,
 			"a path that leaves and re-enters a directory is refused rather than resolved"},
-		{all, "atlantis plan -d 'modules/*'", reply, command.Command{}, "glob patterns are not supported by Atoll yet",
-			"-d glob patterns are not implemented yet; refused rather than matching nothing"},
+		{all, "atlantis plan -d 'modules/*'", parsed, command.Command{Name: "plan", Dir: "modules/*"}, "",
+			"as Atlantis v0.47: a -d glob pattern selects the projects whose dir it matches"},
+		{all, "atlantis apply -d ./envs/** -w prod", parsed, command.Command{Name: "apply", Dir: "envs/**", Workspace: "prod"}, "", ""},
+		{all, "atlantis plan -d '/env?'", parsed, command.Command{Name: "plan", Dir: "env?"}, "", ""},
+		{all, "atlantis plan -d '../*'", reply, command.Command{}, `must not contain ".."`, ""},
+		{all, "atlantis plan -d 'a/**/..*'", reply, command.Command{}, `must not contain ".."`, "Atlantis refuses .. anywhere in a pattern"},
+		{all, "atlantis plan -d 'a/[b'", reply, command.Command{}, "is not a valid glob pattern", ""},
+		{all, "atlantis import -d 'modules/*' address id", reply, command.Command{}, "glob patterns select projects of plan and apply only",
+			"Atlantis would import into every match; Atoll refuses"},
 
 		// Workspaces.
 		{all, "atlantis plan -w ..", reply, command.Command{}, `invalid -w/--workspace ".."`, ""},

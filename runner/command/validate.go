@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/atollhq/atoll"
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // validate checks and normalises the flag values of a command. Dir and
@@ -15,10 +16,14 @@ import (
 // that rule out escaping the checkout.
 func (p Parser) validate(cmd *Command) *atoll.Error {
 	if cmd.Dir != "" {
-		if strings.ContainsAny(cmd.Dir, "*?[") {
-			return p.usageError(cmd.Name, "invalid -d/--dir %s: glob patterns are not supported by Atoll yet; name one directory", quote(cmd.Dir))
+		clean := cleanDir
+		if IsDirPattern(cmd.Dir) {
+			if cmd.Name != Plan && cmd.Name != Apply {
+				return p.usageError(cmd.Name, "invalid -d/--dir %s: glob patterns select projects of plan and apply only; name one directory", quote(cmd.Dir))
+			}
+			clean = cleanPattern
 		}
-		dir, msg := cleanDir(cmd.Dir)
+		dir, msg := clean(cmd.Dir)
 		if msg != "" {
 			return p.usageError(cmd.Name, "invalid -d/--dir %s: %s", quote(cmd.Dir), msg)
 		}
@@ -95,6 +100,32 @@ func cleanDir(dir string) (clean, msg string) {
 	}
 	if hasDotDot(clean) { // unreachable after the check above; kept as a guard
 		return "", `must not contain ".."`
+	}
+	return clean, ""
+}
+
+// IsDirPattern reports whether a -d value is a glob pattern, as Atlantis
+// v0.47 decides: it selects the projects whose dir it matches.
+func IsDirPattern(dir string) bool { return strings.ContainsAny(dir, "*?[") }
+
+// cleanPattern checks a -d glob pattern as Atlantis does (no "..", valid
+// doublestar syntax) and more (the text rules of a dir, no "\"), and drops
+// a leading "./" or "/".
+func cleanPattern(dir string) (clean, msg string) {
+	if msg := checkText(dir); msg != "" {
+		return "", msg
+	}
+	switch {
+	case strings.Contains(dir, `\`):
+		return "", `must use "/" as separator, not "\"`
+	case strings.Contains(dir, ".."):
+		return "", `must not contain ".."`
+	case !doublestar.ValidatePattern(dir):
+		return "", "is not a valid glob pattern"
+	}
+	clean = strings.TrimPrefix(strings.TrimPrefix(dir, "./"), "/")
+	if clean == "" {
+		clean = "."
 	}
 	return clean, ""
 }

@@ -37,6 +37,13 @@ type ProjectResult struct {
 	PlanDiscarded bool
 	// Policies are a plan's policy check results (--enable-policy-checks).
 	Policies []atoll.PolicyCheck
+	// MergedAgain, on a plan with the merge checkout strategy, says the
+	// base branch moved since the project's previous plan on this pull
+	// request: this one was merged onto the newer base.
+	MergedAgain bool
+	// LockURL, on a plan, is the page where the project's lock (and with
+	// it the plan) can be deleted: Atlantis's "delete this plan and lock".
+	LockURL string
 }
 
 // LockHolder is the pull request holding a project's lock.
@@ -170,7 +177,13 @@ func (r Renderer) project(b *strings.Builder, res ProjectResult) {
 		}
 		r.policies(b, res)
 		fmt.Fprintf(b, "* :arrow_forward: To **apply** this plan, comment: %s\n", code(r.commandFor("apply", res)))
+		if res.LockURL != "" {
+			fmt.Fprintf(b, "* :put_litter_in_its_place: To **delete** this plan and lock, click [here](%s)\n", res.LockURL)
+		}
 		fmt.Fprintf(b, "* :repeat: To **plan** this project again, comment: %s\n", code(r.commandFor("plan", res)))
+		if res.MergedAgain {
+			b.WriteString("\n:twisted_rightwards_arrows: Upstream was modified, a new merge was performed.\n")
+		}
 	default:
 		if strings.TrimSpace(res.Output) != "" {
 			details(b, "diff", res.Output)

@@ -121,6 +121,10 @@ func TestParseAtlantisReference(t *testing.T) {
 		ImportRequirements:  []string{"mergeable", "approved", "undiverged"},
 		ExecutionOrderGroup: 1, DependsOn: []string{"base"}, DeleteSourceBranchOnMerge: boolp(true),
 	}
+	if net.Branch == nil || net.Branch.String() != "release-.*" {
+		t.Errorf("branch = %v, want release-.*", net.Branch)
+	}
+	net.Branch = nil
 	if !reflect.DeepEqual(net, want) {
 		t.Errorf("project = %+v\nwant      %+v", net, want)
 	}
@@ -145,11 +149,9 @@ func TestParseAtlantisReference(t *testing.T) {
 		t.Errorf("other stages = %+v", w)
 	}
 	wantWarnings := []string{
-		"atlantis.yaml line 5: `autodiscover.ignore_paths` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 11: `emoji_reaction` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 13: `repo_locks.mode: on_apply` is accepted but not acted on by Atoll yet (Atoll locks on plan)",
 		"atlantis.yaml line 14: `silence_pr_comments` is accepted but not acted on by Atoll yet",
-		"atlantis.yaml line 17: `projects[0].branch` is accepted but not acted on by Atoll yet (the project is used whatever the base branch)",
 		"atlantis.yaml line 33: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 40: `projects[1].policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
 		"atlantis.yaml line 81: `allowed_regexp_prefixes` is accepted but not acted on by Atoll yet",
@@ -186,20 +188,18 @@ func TestParseWarnings(t *testing.T) {
 			`   execution_order_group: 0, depends_on: [], import_requirements: [], silence_pr_comments: [],`,
 			`   delete_source_branch_on_merge: false, policy_check: false, custom_policy_check: false}`), nil},
 		{"null values do not warn", lines(`version: 3`, `emoji_reaction:`, `repo_locks:`, `policies:`, `autodiscover: {mode: ~}`), nil},
-		{"autodiscover enabled", lines(`version: 3`, `autodiscover:`, `  mode: enabled`),
-			[]string{"atlantis.yaml line 3: `autodiscover.mode: enabled` is accepted but not acted on by Atoll yet (Atoll discovers projects only when the file lists none, as with \"auto\")"}},
-		{"autodiscover disabled", lines(`version: 3`, `autodiscover: {mode: disabled}`),
-			[]string{"atlantis.yaml line 2: `autodiscover.mode: disabled` is accepted but not acted on by Atoll yet (Atoll discovers projects only when the file lists none, as with \"auto\")"}},
+		{"autodiscover modes and branch, acted on, do not warn", lines(`version: 3`, `autodiscover:`, `  mode: enabled`, `  ignore_paths: [a/**]`,
+			`projects:`, `- {dir: a, branch: /main/}`), nil},
 		{"repo_locks disabled per project", lines(`version: 3`, `projects:`, `- dir: a`, `  repo_locks:`, `    mode: disabled`),
 			[]string{"atlantis.yaml line 5: `projects[0].repo_locks.mode: disabled` is accepted but not acted on by Atoll yet (Atoll locks on plan)"}},
 		{"repo_locking false", lines(`version: 3`, `projects:`, `- dir: a`, `  repo_locking: false`),
 			[]string{"atlantis.yaml line 4: `projects[0].repo_locking` is accepted but not acted on by Atoll yet (Atoll locks on plan)"}},
 		{"custom_policy_check", lines(`version: 3`, `projects:`, `- dir: a`, `  custom_policy_check: true`),
 			[]string{"atlantis.yaml line 4: `projects[0].custom_policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)"}},
-		{"merged keys warn for each project", lines(`version: 3`, `projects:`, `- &p`, `  dir: a`, `  branch: /main/`, `- <<: *p`, `  workspace: b`),
+		{"merged keys warn for each project", lines(`version: 3`, `projects:`, `- &p`, `  dir: a`, `  repo_locking: false`, `- <<: *p`, `  workspace: b`),
 			[]string{
-				"atlantis.yaml line 5: `projects[0].branch` is accepted but not acted on by Atoll yet (the project is used whatever the base branch)",
-				"atlantis.yaml line 5: `projects[1].branch` is accepted but not acted on by Atoll yet (the project is used whatever the base branch)",
+				"atlantis.yaml line 5: `projects[0].repo_locking` is accepted but not acted on by Atoll yet (Atoll locks on plan)",
+				"atlantis.yaml line 5: `projects[1].repo_locking` is accepted but not acted on by Atoll yet (Atoll locks on plan)",
 			}},
 	}
 	for _, tt := range tests {

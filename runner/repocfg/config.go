@@ -1,5 +1,7 @@
 package repocfg
 
+import "regexp"
+
 // Config is a parsed atlantis.yaml.
 type Config struct {
 	Version int
@@ -25,6 +27,9 @@ type Config struct {
 	// but not acted on by Atoll yet". They are not errors: the file parses
 	// as in Atlantis, and the caller tells the pull request once.
 	Warnings []string
+	// Autodiscover is the file's autodiscover block, or after Merge the
+	// one in force (the server's wins); nil means mode auto.
+	Autodiscover *Autodiscover
 	// Defaults are what a project the file does not list (autodiscovered,
 	// or planned with -d) gets; set from the server-side repo config.
 	Defaults ProjectDefaults
@@ -73,6 +78,9 @@ type Project struct {
 	// ExecutionOrderGroup orders a request's projects: lower groups run
 	// first, a group starts once the one before it ended.
 	ExecutionOrderGroup int
+	// Branch, when set, limits the project to pull requests whose base
+	// branch it matches (the file's /regex/); others do not see it.
+	Branch *regexp.Regexp
 	// DependsOn names the projects (of the same file) that must succeed
 	// first: in the same request, and for an apply, also in earlier ones.
 	DependsOn []string
@@ -166,3 +174,12 @@ func Setting(v *bool, def bool) bool {
 	return *v
 }
 func boolPtr(b bool) *bool { return &b }
+
+// Autodiscover is an autodiscover block: Mode is auto (discover projects
+// only when the file lists none), enabled (also beside listed projects,
+// in dirs none of them has) or disabled (never); IgnorePaths are doublestar
+// globs of project dirs never discovered.
+type Autodiscover struct {
+	Mode        string
+	IgnorePaths []string
+}

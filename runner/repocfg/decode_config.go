@@ -75,7 +75,7 @@ func (d *decoder) config(doc *yaml.Node) (*Config, error) {
 		case "repo_locks":
 			err = d.repoLocks(f, f.name)
 		case "autodiscover":
-			err = d.autodiscover(f, f.name)
+			cfg.Autodiscover, err = d.autodiscover(f, f.name)
 		case "policies":
 			if err = d.policies(f.val, f.name); err == nil {
 				d.warn(f.key, f.name, "policy checks come from the server-side config, with --enable-policy-checks")

@@ -63,42 +63,39 @@ func (d *decoder) repoLocks(f field, path string) error {
 	return nil
 }
 
-// AutodiscoverModes are the values of autodiscover.mode. Atoll behaves as
-// "auto": it discovers projects only when the file lists none.
+// AutodiscoverModes are the values of autodiscover.mode.
 var AutodiscoverModes = []string{"auto", "enabled", "disabled"}
 
-// autodiscover decodes {mode: ..., ignore_paths: [...]}.
-func (d *decoder) autodiscover(f field, path string) error {
+// autodiscover decodes {mode: ..., ignore_paths: [...]}; a mode left out
+// is "auto", as in Atlantis.
+func (d *decoder) autodiscover(f field, path string) (*Autodiscover, error) {
 	fs, err := d.fields(f.val, path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, a := range fs {
-		ap := join(path, a.name)
-		if isNull(a.val) && (a.name == "mode" || a.name == "ignore_paths") {
+	a := &Autodiscover{Mode: "auto"}
+	for _, af := range fs {
+		ap := join(path, af.name)
+		if isNull(af.val) && (af.name == "mode" || af.name == "ignore_paths") {
 			continue
 		}
-		switch a.name {
+		switch af.name {
 		case "mode":
-			var mode string
-			if mode, err = d.str(a.val, ap); err == nil {
-				err = d.check(a.val, ap, mode, oneOf(AutodiscoverModes))
-			}
-			if err == nil && mode != "auto" {
-				d.warn(a.key, ap+": "+mode, `Atoll discovers projects only when the file lists none, as with "auto"`)
+			if a.Mode, err = d.str(af.val, ap); err == nil {
+				err = d.check(af.val, ap, a.Mode, oneOf(AutodiscoverModes))
 			}
 		case "ignore_paths":
-			err = d.warnIfList(a, ap, func(item *yaml.Node, p, s string) error {
+			a.IgnorePaths, err = d.strList(af.val, ap, func(item *yaml.Node, p, s string) error {
 				return d.check(item, p, s, checkIgnorePath)
-			}, "")
+			})
 		default:
-			err = d.unknownKey(a, path)
+			err = d.unknownKey(af, path)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return a, nil
 }
 
 // checkIgnorePath validates an autodiscover.ignore_paths pattern as

@@ -3,6 +3,7 @@ package repocfg
 import (
 	"github.com/atollhq/atoll"
 	"gopkg.in/yaml.v3"
+	"regexp"
 	"slices"
 )
 
@@ -76,7 +77,7 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 			var b string
 			if b, err = d.str(f.val, fp); err == nil {
 				if err = d.check(f.val, fp, b, checkBranch); err == nil {
-					d.warn(f.key, fp, "the project is used whatever the base branch")
+					p.Branch = regexp.MustCompile(b[1 : len(b)-1]) // checkBranch compiled it
 				}
 			}
 		case "terraform_distribution":

@@ -22,6 +22,9 @@ type ServerConfig struct {
 	// Warnings are the keys parsed and checked but not acted on by Atoll,
 	// one message each, as in Config.Warnings.
 	Warnings []string
+	// AutodiscoverMode is the mode when neither a matching entry nor the
+	// repository's file sets autodiscover (--autodiscover-mode); "" is auto.
+	AutodiscoverMode string
 }
 
 // ServerRepo is one entry of repos. Nil slices and pointers mean "not
@@ -46,7 +49,7 @@ type ServerRepo struct {
 	PolicyCheck               *bool
 	CustomPolicyCheck         *bool
 	SilencePRComments         []string
-	AutodiscoverMode          *string
+	Autodiscover              *Autodiscover // nil: not set
 	PreWorkflowHooks          []Hook
 	PostWorkflowHooks         []Hook
 	Line                      int // where the entry starts; 0 for the default entry

@@ -61,6 +61,18 @@ func (s *ServerConfig) settings(id string) serverSettings {
 	return out
 }
 
+// autodiscover is the autodiscover block of the last entry matching id
+// that sets one, or nil.
+func (s *ServerConfig) autodiscover(id string) *Autodiscover {
+	var a *Autodiscover
+	for _, r := range s.Repos {
+		if r.IDMatches(id) && r.Autodiscover != nil {
+			a = r.Autodiscover
+		}
+	}
+	return a
+}
+
 // matching returns the last entry matching the repository id; the default
 // entry matches every id.
 func (s *ServerConfig) matching(id string) ServerRepo {
@@ -134,7 +146,23 @@ func (s *ServerConfig) Load(root, id, baseBranch string) (*Config, error) {
 		return nil, err
 	}
 	out.PreWorkflowHooks, out.PostWorkflowHooks = s.Hooks(id, baseBranch)
+	out.Projects = forBranch(out.Projects, baseBranch)
 	return out, nil
+}
+
+// forBranch keeps, as Atlantis, the projects without a branch regex and
+// those whose regex matches the pull request's base branch ("" keeps all).
+func forBranch(ps []Project, baseBranch string) []Project {
+	if baseBranch == "" {
+		return ps
+	}
+	out := ps[:0]
+	for _, p := range ps {
+		if p.Branch == nil || p.Branch.MatchString(baseBranch) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Merge checks cfg (nil when the repository has no config file) against
@@ -176,6 +204,14 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 	deleteBranch := set.deleteSourceBranch
 	if cfg != nil && cfg.DeleteSourceBranchOnMerge != nil {
 		deleteBranch = *cfg.DeleteSourceBranchOnMerge
+	}
+	// As Atlantis: the server's autodiscover, when an entry matching the
+	// repository sets one, wins over the file's, which wins over
+	// --autodiscover-mode.
+	if a := s.autodiscover(id); a != nil {
+		out.Autodiscover = a
+	} else if out.Autodiscover == nil && s.AutodiscoverMode != "" {
+		out.Autodiscover = &Autodiscover{Mode: s.AutodiscoverMode}
 	}
 	out.Defaults = ProjectDefaults{Workflow: serverWorkflow,
 		ApplyRequirements: slices.Clone(set.applyReqs), PlanRequirements: slices.Clone(set.planReqs),

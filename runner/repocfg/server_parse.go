@@ -171,9 +171,7 @@ func (d *decoder) serverRepo(n *yaml.Node, p string, workflows map[string]Workfl
 				d.warn(f.key, fp, "")
 			}
 		case "autodiscover":
-			if err = d.autodiscover(f, fp); err == nil {
-				r.AutodiscoverMode = modeOf(f.val)
-			}
+			r.Autodiscover, err = d.autodiscover(f, fp)
 		case "pre_workflow_hooks":
 			r.PreWorkflowHooks, err = d.hooks(f.val, fp)
 		case "post_workflow_hooks":

@@ -72,7 +72,7 @@ func TestParseServerConfigAllKeys(t *testing.T) {
 		!reflect.DeepEqual(r.AllowCustomWorkflows, &yes) || !reflect.DeepEqual(r.DeleteSourceBranchOnMerge, &yes) ||
 		!reflect.DeepEqual(r.RepoLocking, &yes) || *r.RepoLocksMode != "on_apply" ||
 		!reflect.DeepEqual(r.PolicyCheck, &no) || !reflect.DeepEqual(r.CustomPolicyCheck, &no) ||
-		!reflect.DeepEqual(r.SilencePRComments, []string{"apply"}) || *r.AutodiscoverMode != "enabled" ||
+		!reflect.DeepEqual(r.SilencePRComments, []string{"apply"}) || r.Autodiscover.Mode != "enabled" ||
 		!reflect.DeepEqual(r.PreWorkflowHooks, []repocfg.Hook{{Run: "./pre.sh", Description: "Pre", Shell: "bash", ShellArgs: "-c"}}) ||
 		!reflect.DeepEqual(r.PostWorkflowHooks, []repocfg.Hook{{Run: "./post.sh"}}) {
 		t.Errorf("entry 1: %+v", r)
