@@ -87,29 +87,11 @@ func TestApplyAutoMergeFlags(t *testing.T) {
 // says so, the cancel reply names it, and its lock is released, as after
 // a failed plan (Atlantis's rule).
 func TestCancelInterruptsRunningPlan(t *testing.T) {
-	hit := make(chan struct{}, 1)
-	release := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case hit <- struct{}{}:
-		default:
-		}
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(func() { close(release); slow.Close() })
+	slowURL, hit := hangingModuleServer(t)
 
 	files := map[string]string{"staging/main.tf": tfProject("staging", 1)}
 	e := newE2EWith(t, files, func(c *main.Config) { c.AllowCommands = []string{"plan", "apply", "cancel", "unlock"} })
-	stuck := tfProject("staging", 2) + "\nmodule \"slow\" {\n  source = \"" + slow.URL + "/mod\"\n}\n"
-	e.open(1, "slow-module", map[string]string{"staging/main.tf": stuck}, "staging/main.tf")
-	select {
-	case <-hit:
-	case <-time.After(90 * time.Second):
-		t.Fatal("the plan never asked for the module")
-	}
+	openStuckPlan(t, e, slowURL, hit)
 	e.comment(1, "atlantis cancel")
 	plan := e.waitComment(1, 1)
 	mustContain(t, "plan comment", plan, "Canceled by a cancel comment")
@@ -143,4 +125,37 @@ func terraformBinVersion(t *testing.T) string {
 		t.Fatalf("terraform version -json: %v: %s", err, out)
 	}
 	return v.Version
+}
+
+// hangingModuleServer is a module source that never answers (until the
+// test ends): a plan using it stays running. hit gets a value when the
+// first request arrives.
+func hangingModuleServer(t *testing.T) (url string, hit <-chan struct{}) {
+	got := make(chan struct{}, 1)
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case got <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); slow.Close() })
+	return slow.URL, got
+}
+
+// openStuckPlan opens pull request 1 with staging using the module at
+// slowURL and waits until its autoplan is stuck downloading it.
+func openStuckPlan(t *testing.T, e *e2e, slowURL string, hit <-chan struct{}) {
+	t.Helper()
+	stuck := tfProject("staging", 2) + "\nmodule \"slow\" {\n  source = \"" + slowURL + "/mod\"\n}\n"
+	e.open(1, "slow-module", map[string]string{"staging/main.tf": stuck}, "staging/main.tf")
+	select {
+	case <-hit:
+	case <-time.After(90 * time.Second):
+		t.Fatal("the plan never asked for the module")
+	}
 }

@@ -2,11 +2,9 @@ package main_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	main "github.com/atollhq/atoll/cmd/atoll"
 	"github.com/atollhq/atoll/runner"
@@ -251,19 +249,7 @@ func TestAutomergeDeleteSourceBranchFromServerConfig(t *testing.T) {
 // turn, where it would be refused), while a member of an allowed team
 // interrupts the plan.
 func TestGHTeamAllowlistCancel(t *testing.T) {
-	hit := make(chan struct{}, 1)
-	release := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case hit <- struct{}{}:
-		default:
-		}
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(func() { close(release); slow.Close() })
+	slowURL, hit := hangingModuleServer(t)
 
 	e, x := newE2EExtras(t, map[string]string{"staging/main.tf": tfProject("staging", 1)}, func(c *main.Config) {
 		c.AllowCommands = []string{"plan", "apply", "cancel", "unlock"}
@@ -275,13 +261,7 @@ func TestGHTeamAllowlistCancel(t *testing.T) {
 	x.mu.Lock()
 	x.teams["ops"] = []string{"carol"}
 	x.mu.Unlock()
-	stuck := tfProject("staging", 2) + "\nmodule \"slow\" {\n  source = \"" + slow.URL + "/mod\"\n}\n"
-	e.open(1, "slow-module", map[string]string{"staging/main.tf": stuck}, "staging/main.tf")
-	select {
-	case <-hit:
-	case <-time.After(90 * time.Second):
-		t.Fatal("the plan never asked for the module")
-	}
+	openStuckPlan(t, e, slowURL, hit)
 	e.commentAs("bob", 1, "atlantis cancel")
 	e.commentAs("carol", 1, "atlantis cancel")
 	mustContain(t, "plan comment", e.waitComment(1, 1), "Canceled by a cancel comment")
