@@ -29,6 +29,9 @@ func (r *Runner) plan(ctx context.Context, w *work, cmd *command.Command, autopl
 		if err != nil {
 			return r.fail(ctx, w, "plan", err)
 		}
+		if len(jobs) > 0 && !autoplan {
+			r.discardApprovals(ctx, w)
+		}
 	}
 	sha := w.pull.HeadSHA
 	if len(jobs) > 0 {

@@ -82,6 +82,9 @@ type Runner struct {
 	// the pull request (Atlantis's --silence-fork-pr-errors and
 	// --silence-no-projects); they are still logged.
 	SilenceForkPRErrors, SilenceNoProjects bool
+	// DiscardApprovalOnPlan dismisses a pull request's approvals before a
+	// plan comment's plans run (--discard-approval-on-plan; GitHub only).
+	DiscardApprovalOnPlan bool
 	// StatusName prefixes commit status contexts and check runs
 	// (--vcs-status-name); "" is DefaultStatusName.
 	StatusName string

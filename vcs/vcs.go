@@ -210,3 +210,11 @@ type TeamLister interface {
 type HostCredentials interface {
 	HostGitCredentials(ctx context.Context) (GitCredential, error)
 }
+
+// ApprovalDismisser is a host whose pull request approvals can be
+// dismissed (GitHub reviews): --discard-approval-on-plan asks it to, before
+// a plan comment's plan, so that reviewers approve what the new plan says.
+// It returns how many approvals it dismissed.
+type ApprovalDismisser interface {
+	DismissApprovals(ctx context.Context, repo atoll.Repo, number int) (int, error)
+}

@@ -18,6 +18,7 @@ type atlantisConfig struct {
 	ParallelPlan               bool
 	ParallelApply              bool
 	DisableApplyAll            bool
+	DiscardApprovalOnPlan      bool
 	FailOnPreWorkflowHookError bool
 	SilenceForkPRErrors        bool
 	SilenceNoProjects          bool
@@ -39,6 +40,7 @@ func atlantisFlags(fs *flag.FlagSet, c *atlantisConfig) {
 	fs.BoolVar(&c.ParallelPlan, "parallel-plan", false, "plan a request's projects in parallel, unless atlantis.yaml sets parallel_plan")
 	fs.BoolVar(&c.ParallelApply, "parallel-apply", false, "apply a request's projects in parallel, unless atlantis.yaml sets parallel_apply")
 	fs.BoolVar(&c.DisableApplyAll, "disable-apply-all", false, "refuse an apply comment that names no project, directory or workspace")
+	fs.BoolVar(&c.DiscardApprovalOnPlan, "discard-approval-on-plan", false, "dismiss a pull request's approvals (GitHub reviews) before a plan comment's plans run")
 	fs.BoolVar(&c.FailOnPreWorkflowHookError, "fail-on-pre-workflow-hook-error", false, "do not run a command when one of its pre workflow hooks fails (default: comment the failure and go on)")
 	fs.BoolVar(&c.SilenceForkPRErrors, "silence-fork-pr-errors", false, "do not comment on pull requests from forks that are refused (without --allow-fork-prs)")
 	fs.StringVar(&c.VCSStatusName, "vcs-status-name", runner.DefaultStatusName, "prefix of commit status and check run names (atlantis/plan, ...); branch protection rules name them")

@@ -98,3 +98,25 @@ func TestCommentExtraArgsRefused(t *testing.T) {
 		t.Fatalf("jobs = %d, %v; want the autoplan's only", len(jobs), err)
 	}
 }
+
+// --discard-approval-on-plan dismisses the pull request's approval before a
+// plan comment's plans run (not on autoplan, as in Atlantis); without the
+// flag it stands.
+func TestDiscardApprovalOnPlan(t *testing.T) {
+	for _, discard := range []bool{true, false} {
+		e := newE2EConfigured(t, func(c *main.Config) { c.DiscardApprovalOnPlan = discard })
+		sha := e.repo.branch("grow", map[string]string{"staging/main.tf": tfProject("staging", 2)})
+		e.gh.setPull(1, fakePull{HeadSHA: sha, HeadRef: "grow", BaseSHA: e.base, BaseRef: "main", Files: []string{"staging/main.tf"}, Approved: true})
+		webhook(t, e.m.URL, "pull_request", "pull_request.opened.json", webhookSecret, pullEvent(e.cloneURL, 1, "opened", "grow", sha, e.base))
+		mustContain(t, "autoplan", e.waitComment(1, 1), "Plan: 2 to add")
+		if p, _ := e.gh.pullState(1); p.Dismissals != 0 {
+			t.Fatalf("discard=%v: autoplan dismissed the approval", discard)
+		}
+		e.comment(1, "atlantis plan -d staging")
+		mustContain(t, "plan comment", e.waitComment(1, 2), "Plan: 2 to add")
+		p, _ := e.gh.pullState(1)
+		if want := map[bool]int{true: 1, false: 0}[discard]; p.Dismissals != want || p.Approved == discard {
+			t.Fatalf("discard=%v: dismissals %d, approved %v", discard, p.Dismissals, p.Approved)
+		}
+	}
+}

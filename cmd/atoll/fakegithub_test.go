@@ -38,6 +38,7 @@ type fakePull struct {
 	HeadSHA, HeadRef, BaseSHA, BaseRef string
 	Files                              []string
 	Approved                           bool
+	Dismissals                         int // approvals dismissed (dismissReview)
 	State                              string
 	ForkOwner                          string // head repository owner when it is a fork
 }
@@ -59,6 +60,7 @@ func newFakeGitHub(t testing.TB) *fakeGitHub {
 	mux.HandleFunc("GET /repos/{owner}/{repo}/pulls/{n}", f.getPull)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/pulls/{n}/files", f.listFiles)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/pulls/{n}/reviews", f.listReviews)
+	mux.HandleFunc("PUT /repos/{owner}/{repo}/pulls/{n}/reviews/{id}/dismissals", f.dismissReview)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/issues/{n}/comments", f.listComments)
 	mux.HandleFunc("POST /repos/{owner}/{repo}/issues/{n}/comments", f.createComment)
 	mux.HandleFunc("POST /repos/{owner}/{repo}/statuses/{sha}", f.createStatus)
@@ -161,6 +163,23 @@ func (f *fakeGitHub) listReviews(w http.ResponseWriter, r *http.Request) {
 		reviews = append(reviews, map[string]any{"id": 80, "user": map[string]any{"login": "bob"}, "state": "APPROVED"})
 	}
 	writeJSONResp(w, reviews)
+}
+
+// dismissReview dismisses the approval listReviews shows (id 80), as
+// GitHub's dismissals endpoint does, and counts it.
+func (f *fakeGitHub) dismissReview(w http.ResponseWriter, r *http.Request) {
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.pulls[n]
+	if !ok || r.PathValue("id") != "80" || !p.Approved {
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		writeJSONResp(w, map[string]any{"message": "Can not dismiss a dismissed pull request review"})
+		return
+	}
+	p.Approved = false
+	p.Dismissals++
+	writeJSONResp(w, map[string]any{"id": 80, "user": map[string]any{"login": "bob"}, "state": "DISMISSED"})
 }
 
 func (f *fakeGitHub) commentJSON(c fakeComment) map[string]any {
@@ -466,4 +485,15 @@ func (x *ghExtras) deletedBranches() []string {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return append([]string(nil), x.deleted...)
+}
+
+// pullState is a copy of pull request n as the fake holds it.
+func (f *fakeGitHub) pullState(n int) (fakePull, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.pulls[n]
+	if !ok {
+		return fakePull{}, false
+	}
+	return *p, true
 }

@@ -285,8 +285,8 @@ func (m *Main) Run(ctx context.Context) error {
 		AllowDraftPRs: c.AllowDraftPRs, PlanApproval: approvalPolicy, Credentials: m.Credentials,
 		DisableAutoplan: c.DisableAutoplan,
 		Automerge:       c.Automerge, AutomergeMethod: c.AutomergeMethod, ParallelPlan: c.ParallelPlan, ParallelApply: c.ParallelApply,
-		FailOnPreWorkflowHookError: c.FailOnPreWorkflowHookError,
-		SilenceForkPRErrors:        c.SilenceForkPRErrors, SilenceNoProjects: c.SilenceNoProjects,
+		FailOnPreWorkflowHookError: c.FailOnPreWorkflowHookError, DiscardApprovalOnPlan: c.DiscardApprovalOnPlan,
+		SilenceForkPRErrors: c.SilenceForkPRErrors, SilenceNoProjects: c.SilenceNoProjects,
 		StatusName: c.VCSStatusName,
 	}
 	if m.Runner.ServerConfig, err = c.serverConfig(); err != nil {

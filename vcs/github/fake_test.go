@@ -80,6 +80,25 @@ func newFake(t *testing.T) *fakeGitHub {
 		w.Write(f.pull)
 	})
 	mux.HandleFunc("GET "+pull+"/reviews", func(w http.ResponseWriter, r *http.Request) { f.paginate(w, r, &f.reviews) })
+	mux.HandleFunc("PUT "+pull+"/reviews/{id}/dismissals", func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Message string }
+		json.NewDecoder(r.Body).Decode(&in)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, rv := range f.reviews {
+			if fmt.Sprint(rv["id"]) != r.PathValue("id") {
+				continue
+			}
+			if in.Message == "" || (rv["state"] != "APPROVED" && rv["state"] != "CHANGES_REQUESTED") {
+				writeJSON(w, 422, map[string]any{"message": "Can not dismiss a " + strings.ToLower(fmt.Sprint(rv["state"])) + " pull request review"})
+				return
+			}
+			rv["state"] = "DISMISSED"
+			writeJSON(w, 200, rv)
+			return
+		}
+		notFound(w)
+	})
 	mux.HandleFunc("GET "+pull+"/files", func(w http.ResponseWriter, r *http.Request) { f.paginate(w, r, &f.files) })
 	mux.HandleFunc("PUT "+pull+"/merge", func(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
