@@ -34,6 +34,8 @@ type Server struct {
 	Version   string
 	Node      string
 	PublicURL string
+	// Profiling serves net/http/pprof to admins (--enable-profiling-api).
+	Profiling bool
 	// TLS, if set, makes Listen serve https (--ssl-cert-file).
 	TLS *tls.Config
 	// APISecret, if set, is an admin API token named "api-secret"
@@ -131,6 +133,7 @@ func (s *Server) Handler() http.Handler {
 	s.pullRoutes(mux)
 	s.authRoutes(mux)
 	s.liveRoutes(mux)
+	s.profilingRoutes(mux)
 	s.patterns = mux.patterns
 	return s.logRequests(securityHeaders(s.forwardToActive(guardMutations(withFlash(s.identify(s.gate(mux.mux)))))))
 }

@@ -24,9 +24,10 @@ type atlantisConfig struct {
 	SilenceNoProjects          bool
 	VCSStatusName              string
 	// BlockedExtraArgs and VarFileAllowlist, parsed (comma-separated).
-	BlockedExtraArgs []string
-	VarFileAllowlist []string
-	UseTFPluginCache bool
+	BlockedExtraArgs   []string
+	VarFileAllowlist   []string
+	UseTFPluginCache   bool
+	EnableProfilingAPI bool
 	// GHAppKey is the GitHub App's PEM key itself (--gh-app-key), instead
 	// of --gh-app-key-file: Atlantis deployments pass ATLANTIS_GH_APP_KEY.
 	GHAppKey string
@@ -72,6 +73,7 @@ func atlantisFlags(fs *flag.FlagSet, c *atlantisConfig) {
 	fs.StringVar(&c.GHAppKey, "gh-app-key", "", "the GitHub App's PEM private key itself, instead of --gh-app-key-file (best from the environment: ATOLL_GH_APP_KEY or ATLANTIS_GH_APP_KEY)")
 	fs.StringVar(&c.SSLCertFile, "ssl-cert-file", "", "serve https with this PEM certificate (chain first to last); read again when it changes")
 	fs.StringVar(&c.SSLKeyFile, "ssl-key-file", "", "the PEM private key of --ssl-cert-file")
+	fs.BoolVar(&c.EnableProfilingAPI, "enable-profiling-api", false, "serve net/http/pprof under /debug/pprof/ to admins")
 	fs.BoolVar(&c.UseTFPluginCache, "use-tf-plugin-cache", true, "share downloaded providers between runs in DATA_DIR/plugin-cache (TF_PLUGIN_CACHE_DIR)")
 	fs.BoolVar(&c.SilenceNoProjects, "silence-no-projects", false, "do not comment when a plan comment finds no projects")
 }
