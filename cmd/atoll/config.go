@@ -66,6 +66,7 @@ type Config struct {
 
 	githubExtrasConfig // --emoji-reaction, --gh-team-allowlist (githubextras.go)
 	policyConfig       // --enable-policy-checks, --conftest-bin (policy.go)
+	locksConfig        // --disable-repo-locking (locksflags.go)
 
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
@@ -124,6 +125,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	aliasFlags(fs)
 	githubExtrasFlags(fs, &c.githubExtrasConfig)
 	policyFlags(fs, &c.policyConfig)
+	locksFlags(fs, &c.locksConfig)
 	terraformFlags(fs, &c.terraformConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {

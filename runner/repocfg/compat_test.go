@@ -120,6 +120,10 @@ func TestParseAtlantisReference(t *testing.T) {
 		PlanRequirements:    []string{"mergeable", "approved", "undiverged"},
 		ImportRequirements:  []string{"mergeable", "approved", "undiverged"},
 		ExecutionOrderGroup: 1, DependsOn: []string{"base"}, DeleteSourceBranchOnMerge: boolp(true),
+		RepoLocking: boolp(true), RepoLocks: repocfg.LockOnPlan,
+	}
+	if cfg.RepoLocks != repocfg.LockOnApply {
+		t.Errorf("top-level repo_locks = %q, want on_apply", cfg.RepoLocks)
 	}
 	if !reflect.DeepEqual(net, want) {
 		t.Errorf("project = %+v\nwant      %+v", net, want)
@@ -147,7 +151,6 @@ func TestParseAtlantisReference(t *testing.T) {
 	wantWarnings := []string{
 		"atlantis.yaml line 5: `autodiscover.ignore_paths` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 11: `emoji_reaction` is accepted but not acted on by Atoll yet",
-		"atlantis.yaml line 13: `repo_locks.mode: on_apply` is accepted but not acted on by Atoll yet (Atoll locks on plan)",
 		"atlantis.yaml line 14: `silence_pr_comments` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 17: `projects[0].branch` is accepted but not acted on by Atoll yet (the project is used whatever the base branch)",
 		"atlantis.yaml line 33: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
@@ -190,10 +193,10 @@ func TestParseWarnings(t *testing.T) {
 			[]string{"atlantis.yaml line 3: `autodiscover.mode: enabled` is accepted but not acted on by Atoll yet (Atoll discovers projects only when the file lists none, as with \"auto\")"}},
 		{"autodiscover disabled", lines(`version: 3`, `autodiscover: {mode: disabled}`),
 			[]string{"atlantis.yaml line 2: `autodiscover.mode: disabled` is accepted but not acted on by Atoll yet (Atoll discovers projects only when the file lists none, as with \"auto\")"}},
-		{"repo_locks disabled per project", lines(`version: 3`, `projects:`, `- dir: a`, `  repo_locks:`, `    mode: disabled`),
-			[]string{"atlantis.yaml line 5: `projects[0].repo_locks.mode: disabled` is accepted but not acted on by Atoll yet (Atoll locks on plan)"}},
-		{"repo_locking false", lines(`version: 3`, `projects:`, `- dir: a`, `  repo_locking: false`),
-			[]string{"atlantis.yaml line 4: `projects[0].repo_locking` is accepted but not acted on by Atoll yet (Atoll locks on plan)"}},
+		// Lock modes are acted on (lockmode.go in runner): no warning.
+		{"repo_locks disabled per project", lines(`version: 3`, `projects:`, `- dir: a`, `  repo_locks:`, `    mode: disabled`), nil},
+		{"repo_locks on_apply", lines(`version: 3`, `repo_locks: {mode: on_apply}`), nil},
+		{"repo_locking false", lines(`version: 3`, `projects:`, `- dir: a`, `  repo_locking: false`), nil},
 		{"custom_policy_check", lines(`version: 3`, `projects:`, `- dir: a`, `  custom_policy_check: true`),
 			[]string{"atlantis.yaml line 4: `projects[0].custom_policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)"}},
 		{"merged keys warn for each project", lines(`version: 3`, `projects:`, `- &p`, `  dir: a`, `  branch: /main/`, `- <<: *p`, `  workspace: b`),
