@@ -89,6 +89,12 @@ func TestLockModeOnApply(t *testing.T) {
 	if l := locksNow(t, e); len(l) != 1 || l[0].Pull != 1 {
 		t.Fatalf("locks after #2's re-plan = %+v, want #1's only", l)
 	}
+
+	// Unlocking #2 discards its plan, and says so although it held no lock.
+	e.comment(2, "atlantis unlock")
+	mustContain(t, "#2's unlock", e.waitComment(2, 4), "held no locks; discarded its unapplied plan")
+	e.comment(2, "atlantis apply")
+	mustContain(t, "#2's apply after unlock", e.waitComment(2, 5), "Ran Apply for 0 projects")
 }
 
 // With repo_locks mode disabled, no lock is ever taken or checked: two pull

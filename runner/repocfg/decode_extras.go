@@ -9,9 +9,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The keys in this file are ones Atoll accepts, checks like Atlantis does,
+// Most keys in this file are ones Atoll accepts, checks like Atlantis does,
 // and does not act on yet: each records a warning when its value asks for
-// something other than what Atoll does anyway.
+// something other than what Atoll does anyway. repo_locks is acted on
+// (runner/lockmode.go).
 
 // warnIfTrue decodes a boolean and warns when it is true.
 func (d *decoder) warnIfTrue(f field, path, why string) error {
