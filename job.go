@@ -80,6 +80,10 @@ type JobSpec struct {
 	// (it was not held by the pull request before): a job that never runs
 	// gives it back.
 	LockTaken bool `json:"lock_taken,omitempty"`
+	// LockMode is the project's repo_locks mode when the job was queued:
+	// "" or on_plan (plans take the lock), on_apply (applies take it) or
+	// disabled (nothing does). An apply keeps its plan's.
+	LockMode string `json:"lock_mode,omitempty"`
 	// BaseSHA is, with the merge checkout strategy, the base branch commit
 	// the planned tree was merged onto (set when the plan succeeds; applies
 	// inherit it). The undiverged requirement looks at base commits after it.

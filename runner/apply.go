@@ -40,7 +40,7 @@ func (r *Runner) apply(ctx context.Context, w *work, cmd *command.Command) error
 			selectionText(cmd), r.Parser.ExecutableName))
 	}
 	r.status(ctx, w, w.pull.HeadSHA, "apply", "", vcs.StatusPending, fmt.Sprintf("Applying %d project(s)...", len(jobs)), r.pullURL(w))
-	outcomes := r.runJobs(ctx, w, jobs, r.runApply)
+	outcomes := r.runLocked(ctx, w, jobs, r.runApply) // locks: with on_apply
 	if err := r.report(ctx, w, "apply", w.pull.HeadSHA, outcomes); err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 		if err := r.policiesInTx(tx, w, j); err != nil {
 			return err
 		}
-		if err := tx.MarkPlanApplied(j.Spec.PlanID); err != nil {
+		if err := markApplied(tx, j); err != nil {
 			return err
 		}
 		detail := fmt.Sprintf("%s: plan %d", projectLabel(j.Dir, j.Workspace, j.Project), j.Spec.PlanID)

@@ -175,7 +175,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 					ImportRequirements: p.ImportRequirements, Args: cmd.Args,
 					Parallel: repocfg.Setting(cfg.ParallelPlan, r.ParallelPlan) && kind == atoll.JobPlan, ParallelApply: repocfg.Setting(cfg.ParallelApply, r.ParallelApply),
 					Automerge: repocfg.Setting(cfg.Automerge, r.Automerge), DeleteSourceBranch: p.DeleteSourceBranchOnMerge != nil && *p.DeleteSourceBranchOnMerge, Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
-					AbortOnOrderFail: cfg != nil && cfg.AbortOnExecutionOrderFail}}
+					AbortOnOrderFail: cfg != nil && cfg.AbortOnExecutionOrderFail, LockMode: r.lockModeFor(p)}}
 			if err := applyWorkflow(cfg, p, &j.Spec); err != nil {
 				return err
 			}
@@ -212,8 +212,12 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 		// older plan of the project), so one broken pull request does not
 		// block the others. The request took every lock up front; the
 		// failed project's alone is given back, the others stay with
-		// their plans.
-		r.releaseFailed(w, j, sink, "plan failed")
+		// their plans. A plan that took no lock (on_apply, disabled) has
+		// none to give back: a lock its pull request holds from an apply
+		// stays, as in Atlantis.
+		if needsLock(j) {
+			r.releaseFailed(w, j, sink, "plan failed")
+		}
 		return err
 	}
 	return nil
@@ -307,7 +311,7 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 		return err
 	}
 	return r.commit("store plan", func(tx *store.Tx) error {
-		if err := tx.InsertPlan(plan); err != nil {
+		if err := insertPlan(tx, j, plan); err != nil {
 			return err
 		}
 		if err := storePolicyChecks(tx, plan.ID, checks); err != nil {

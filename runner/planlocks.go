@@ -21,7 +21,9 @@ func (r *Runner) runPlans(ctx context.Context, w *work, jobs []*atoll.Job) []out
 }
 
 // runLocked is runPlans with fn for the jobs: import and state rm take
-// their projects' locks as a plan does.
+// their projects' locks as a plan does, and so does an apply in repo_locks
+// mode on_apply. Only the jobs whose mode locks their kind claim a lock
+// (needsLock); without any, the jobs simply run.
 func (r *Runner) runLocked(ctx context.Context, w *work, jobs []*atoll.Job, fn jobFunc) []outcome {
 	holders, err := r.takeLocks(ctx, w, jobs)
 	if err != nil {
@@ -62,14 +64,14 @@ func lockedText(holders map[int64]*atoll.Lock) string {
 	return strings.Join(parts, ", ")
 }
 
-// takeLocks takes, all or none, the locks of the request's queued plan
-// jobs and marks on each job whether its lock was taken now. It returns the
+// takeLocks takes, all or none, the locks of the request's queued jobs
+// that need one and marks on each job whether its lock was taken now. It returns the
 // locks other pull requests hold, by project id, when it took none.
 func (r *Runner) takeLocks(ctx context.Context, w *work, jobs []*atoll.Job) (map[int64]*atoll.Lock, error) {
 	var claims []store.LockClaim
 	var queued []*atoll.Job
 	for _, j := range jobs {
-		if j.State == atoll.JobQueued {
+		if j.State == atoll.JobQueued && needsLock(j) {
 			claims = append(claims, store.LockClaim{ProjectID: j.ProjectID})
 			queued = append(queued, j)
 		}

@@ -186,14 +186,23 @@ func (w *work) replyTo() string {
 }
 
 func (r *Runner) unlock(ctx context.Context, w *work) error {
+	// Plans made without a lock (on_apply, disabled) are discarded too:
+	// counted to say so.
+	pending, err := r.DB.PendingPlans(ctx, w.pull.ID)
+	if err != nil {
+		return err
+	}
 	var n int
-	err := r.DB.Update(ctx, func(tx *store.Tx) error {
+	err = r.DB.Update(ctx, func(tx *store.Tx) error {
 		locks, err := tx.ReleaseLocks(store.LockSelector{PullID: w.pull.ID}, w.req.User, w.req.Source, "locks.unlock", "unlocked by comment")
 		n = len(locks)
 		return err
 	})
 	if err != nil {
 		return err
+	}
+	if n == 0 && len(pending) > 0 {
+		return r.reply(ctx, w, "unlock", r.Markdown.DiscardedPlans(len(pending), ""))
 	}
 	return r.reply(ctx, w, "unlock", r.Markdown.Unlocked(n, ""))
 }

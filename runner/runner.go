@@ -70,6 +70,9 @@ type Runner struct {
 	// when its atlantis.yaml does not say (--automerge, --parallel-plan,
 	// --parallel-apply), as in Atlantis.
 	Automerge, ParallelPlan, ParallelApply bool
+	// DisableRepoLocking (--disable-repo-locking) runs every project as
+	// repo_locks mode disabled: no lock is taken or checked (lockmode.go).
+	DisableRepoLocking bool
 	// AutomergeMethod is how automerge merges when the apply comment does
 	// not say (--automerge-method: merge, rebase or squash; "" is merge).
 	AutomergeMethod string

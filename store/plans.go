@@ -24,6 +24,14 @@ func (tx *Tx) InsertPlan(p *atoll.Plan) error {
 	} else if !held {
 		return atoll.Errorf(atoll.ECONFLICT, "The plan was not kept: the lock was released while planning; plan again.")
 	}
+	return tx.insertPlan(p)
+}
+
+// InsertUnlockedPlan stores a plan made without the project's lock, as
+// repo_locks modes on_apply and disabled plan: otherwise as InsertPlan.
+func (tx *Tx) InsertUnlockedPlan(p *atoll.Plan) error { return tx.insertPlan(p) }
+
+func (tx *Tx) insertPlan(p *atoll.Plan) error {
 	sum := sha256.Sum256(p.File)
 	p.SHA256, p.CreatedAt = hex.EncodeToString(sum[:]), tx.now
 	if _, err := tx.exec(`UPDATE plans SET discarded_at = ? WHERE pull_id = ? AND project_id = ? AND applied_at IS NULL AND discarded_at IS NULL`,
@@ -46,9 +54,15 @@ func (tx *Tx) InsertPlan(p *atoll.Plan) error {
 // if the plan was applied or discarded meanwhile, so a plan applies once, and
 // if its pull request no longer holds the project's lock, so that two pull
 // requests never apply to one project.
-func (tx *Tx) MarkPlanApplied(id int64) error {
+func (tx *Tx) MarkPlanApplied(id int64) error { return tx.markPlanApplied(id, true) }
+
+// MarkUnlockedPlanApplied is MarkPlanApplied without the lock check, for
+// repo_locks mode disabled: the plan still applies at most once.
+func (tx *Tx) MarkUnlockedPlanApplied(id int64) error { return tx.markPlanApplied(id, false) }
+
+func (tx *Tx) markPlanApplied(id int64, needLock bool) error {
 	res, err := tx.exec(`UPDATE plans SET applied_at = ? WHERE id = ? AND applied_at IS NULL AND discarded_at IS NULL
-		AND EXISTS (SELECT 1 FROM locks l WHERE l.project_id = plans.project_id AND l.pull_id = plans.pull_id)`, ts(tx.now), id)
+		AND (? = 0 OR EXISTS (SELECT 1 FROM locks l WHERE l.project_id = plans.project_id AND l.pull_id = plans.pull_id))`, ts(tx.now), id, needLock)
 	if err != nil {
 		return fmt.Errorf("store mark plan %d applied: %w", id, err)
 	}

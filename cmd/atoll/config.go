@@ -67,6 +67,7 @@ type Config struct {
 	githubExtrasConfig // --emoji-reaction, --gh-team-allowlist (githubextras.go)
 	policyConfig       // --enable-policy-checks, --conftest-bin (policy.go)
 	miscConfig         // --autodiscover-mode (autodiscover.go)
+	locksConfig        // --disable-repo-locking (locksflags.go)
 
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
@@ -126,6 +127,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	githubExtrasFlags(fs, &c.githubExtrasConfig)
 	policyFlags(fs, &c.policyConfig)
 	miscFlags(fs, &c.miscConfig)
+	locksFlags(fs, &c.locksConfig)
 	terraformFlags(fs, &c.terraformConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {

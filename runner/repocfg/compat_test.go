@@ -120,6 +120,10 @@ func TestParseAtlantisReference(t *testing.T) {
 		PlanRequirements:    []string{"mergeable", "approved", "undiverged"},
 		ImportRequirements:  []string{"mergeable", "approved", "undiverged"},
 		ExecutionOrderGroup: 1, DependsOn: []string{"base"}, DeleteSourceBranchOnMerge: boolp(true),
+		RepoLocking: boolp(true), RepoLocks: repocfg.LockOnPlan,
+	}
+	if cfg.RepoLocks != repocfg.LockOnApply {
+		t.Errorf("top-level repo_locks = %q, want on_apply", cfg.RepoLocks)
 	}
 	if net.Branch == nil || net.Branch.String() != "release-.*" {
 		t.Errorf("branch = %v, want release-.*", net.Branch)
@@ -150,7 +154,6 @@ func TestParseAtlantisReference(t *testing.T) {
 	}
 	wantWarnings := []string{
 		"atlantis.yaml line 11: `emoji_reaction` is accepted but not acted on by Atoll yet",
-		"atlantis.yaml line 13: `repo_locks.mode: on_apply` is accepted but not acted on by Atoll yet (Atoll locks on plan)",
 		"atlantis.yaml line 14: `silence_pr_comments` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 33: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 40: `projects[1].policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
@@ -190,16 +193,16 @@ func TestParseWarnings(t *testing.T) {
 		{"null values do not warn", lines(`version: 3`, `emoji_reaction:`, `repo_locks:`, `policies:`, `autodiscover: {mode: ~}`), nil},
 		{"autodiscover modes and branch, acted on, do not warn", lines(`version: 3`, `autodiscover:`, `  mode: enabled`, `  ignore_paths: [a/**]`,
 			`projects:`, `- {dir: a, branch: /main/}`), nil},
-		{"repo_locks disabled per project", lines(`version: 3`, `projects:`, `- dir: a`, `  repo_locks:`, `    mode: disabled`),
-			[]string{"atlantis.yaml line 5: `projects[0].repo_locks.mode: disabled` is accepted but not acted on by Atoll yet (Atoll locks on plan)"}},
-		{"repo_locking false", lines(`version: 3`, `projects:`, `- dir: a`, `  repo_locking: false`),
-			[]string{"atlantis.yaml line 4: `projects[0].repo_locking` is accepted but not acted on by Atoll yet (Atoll locks on plan)"}},
+		// Lock modes are acted on (lockmode.go in runner): no warning.
+		{"repo_locks disabled per project", lines(`version: 3`, `projects:`, `- dir: a`, `  repo_locks:`, `    mode: disabled`), nil},
+		{"repo_locks on_apply", lines(`version: 3`, `repo_locks: {mode: on_apply}`), nil},
+		{"repo_locking false", lines(`version: 3`, `projects:`, `- dir: a`, `  repo_locking: false`), nil},
 		{"custom_policy_check", lines(`version: 3`, `projects:`, `- dir: a`, `  custom_policy_check: true`),
 			[]string{"atlantis.yaml line 4: `projects[0].custom_policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)"}},
-		{"merged keys warn for each project", lines(`version: 3`, `projects:`, `- &p`, `  dir: a`, `  repo_locking: false`, `- <<: *p`, `  workspace: b`),
+		{"merged keys warn for each project", lines(`version: 3`, `projects:`, `- &p`, `  dir: a`, `  custom_policy_check: true`, `- <<: *p`, `  workspace: b`),
 			[]string{
-				"atlantis.yaml line 5: `projects[0].repo_locking` is accepted but not acted on by Atoll yet (Atoll locks on plan)",
-				"atlantis.yaml line 5: `projects[1].repo_locking` is accepted but not acted on by Atoll yet (Atoll locks on plan)",
+				"atlantis.yaml line 5: `projects[0].custom_policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
+				"atlantis.yaml line 5: `projects[1].custom_policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
 			}},
 	}
 	for _, tt := range tests {

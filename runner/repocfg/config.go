@@ -18,9 +18,13 @@ type Config struct {
 	// delete_source_branch_on_merge (nil: not set). Merge folds it into
 	// each project's.
 	DeleteSourceBranchOnMerge *bool
-	Projects                  []Project
-	Workflows                 map[string]Workflow // never nil; keyed by workflow name
-	Explicit                  bool                // true when read from a file, false when autodiscovered
+	// RepoLocks is the file's top-level repo_locks mode ("" when not set);
+	// Merge folds it into each project's RepoLocks when the server allows
+	// repo_locks.
+	RepoLocks string
+	Projects  []Project
+	Workflows map[string]Workflow // never nil; keyed by workflow name
+	Explicit  bool                // true when read from a file, false when autodiscovered
 	// Warnings lists, in file order, the keys whose values ask for
 	// something Atoll does not do yet (emoji_reaction, branch, ...), one
 	// message each, e.g. "atlantis.yaml line 7: `emoji_reaction` is accepted
@@ -42,6 +46,7 @@ type Config struct {
 	// allow (allowed_overrides), and workflowsLine where workflows is.
 	overrides     []override
 	workflowsLine int
+	repoLocksLine int
 	file          string
 }
 
@@ -53,6 +58,9 @@ type ProjectDefaults struct {
 	ImportRequirements []string
 	// DeleteSourceBranchOnMerge: the server's, or the file's top-level.
 	DeleteSourceBranchOnMerge bool
+	// RepoLocks is the lock mode (LockOnPlan, LockOnApply, LockDisabled):
+	// the server's, or the file's top-level when the server allows it.
+	RepoLocks string
 }
 
 // override is a key written in a project that allowed_overrides governs.
@@ -90,6 +98,12 @@ type Project struct {
 	// (when allowed_overrides lets it), else the file's top-level one, else
 	// the server's.
 	DeleteSourceBranchOnMerge *bool
+	// RepoLocking is the deprecated repo_locking as parsed (nil: not set).
+	// RepoLocks is the lock mode: as parsed, "" when the project does not
+	// set repo_locks; after ServerConfig.Merge, never "" (see
+	// ServerConfig.Merge for the precedence).
+	RepoLocking *bool
+	RepoLocks   string
 }
 
 // Autoplan says whether and when a project is planned automatically.
@@ -147,6 +161,7 @@ func (c *Config) adHoc(dir, workspace string) Project {
 		p.PlanRequirements = append([]string(nil), c.Defaults.PlanRequirements...)
 		p.ImportRequirements = append([]string(nil), c.Defaults.ImportRequirements...)
 		p.DeleteSourceBranchOnMerge = boolPtr(c.Defaults.DeleteSourceBranchOnMerge)
+		p.RepoLocks = c.Defaults.RepoLocks
 	}
 	return p
 }
@@ -161,6 +176,9 @@ func (p Project) clone() Project {
 	p.DependsOn = append([]string(nil), p.DependsOn...)
 	if p.DeleteSourceBranchOnMerge != nil {
 		p.DeleteSourceBranchOnMerge = boolPtr(*p.DeleteSourceBranchOnMerge)
+	}
+	if p.RepoLocking != nil {
+		p.RepoLocking = boolPtr(*p.RepoLocking)
 	}
 	return p
 }

@@ -73,7 +73,8 @@ func (d *decoder) config(doc *yaml.Node) (*Config, error) {
 			// Atlantis checks the values only per project.
 			err = d.warnIfList(f, f.name, nil, "")
 		case "repo_locks":
-			err = d.repoLocks(f, f.name)
+			cfg.RepoLocks, err = d.repoLocks(f, f.name)
+			cfg.repoLocksLine = f.key.Line
 		case "autodiscover":
 			cfg.Autodiscover, err = d.autodiscover(f, f.name)
 		case "policies":

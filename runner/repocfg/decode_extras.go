@@ -9,9 +9,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The keys in this file are ones Atoll accepts, checks like Atlantis does,
+// Most keys in this file are ones Atoll accepts, checks like Atlantis does,
 // and does not act on yet: each records a warning when its value asks for
-// something other than what Atoll does anyway.
+// something other than what Atoll does anyway. repo_locks is acted on
+// (runner/lockmode.go).
 
 // warnIfTrue decodes a boolean and warns when it is true.
 func (d *decoder) warnIfTrue(f field, path, why string) error {
@@ -31,36 +32,40 @@ func (d *decoder) warnIfList(f field, path string, check func(item *yaml.Node, p
 	return err
 }
 
-// RepoLocksModes are the values of repo_locks.mode; Atoll always locks on
-// plan, Atlantis's default.
-var RepoLocksModes = []string{"disabled", "on_plan", "on_apply"}
+// Lock modes (repo_locks.mode): which command takes a project's lock.
+const (
+	LockOnPlan   = "on_plan"  // plan takes it (Atlantis's default)
+	LockOnApply  = "on_apply" // apply takes it; plans take and check none
+	LockDisabled = "disabled" // no command takes or checks it
+)
 
-// repoLocks decodes {mode: ...} (top level or per project).
-func (d *decoder) repoLocks(f field, path string) error {
+// RepoLocksModes are the values of repo_locks.mode.
+var RepoLocksModes = []string{LockDisabled, LockOnPlan, LockOnApply}
+
+// repoLocks decodes {mode: ...} (top level or per project) and returns the
+// mode; without one it is on_plan, as in Atlantis.
+func (d *decoder) repoLocks(f field, path string) (string, error) {
 	fs, err := d.fields(f.val, path)
 	if err != nil {
-		return err
+		return "", err
 	}
+	mode := LockOnPlan
 	for _, m := range fs {
 		mp := join(path, m.name)
 		if m.name != "mode" {
-			return d.unknownKey(m, path)
+			return "", d.unknownKey(m, path)
 		}
 		if isNull(m.val) {
 			continue
 		}
-		mode, err := d.str(m.val, mp)
-		if err != nil {
-			return err
+		if mode, err = d.str(m.val, mp); err != nil {
+			return "", err
 		}
 		if err := d.check(m.val, mp, mode, oneOf(RepoLocksModes)); err != nil {
-			return err
-		}
-		if mode != "on_plan" {
-			d.warn(m.key, mp+": "+mode, "Atoll locks on plan")
+			return "", err
 		}
 	}
-	return nil
+	return mode, nil
 }
 
 // AutodiscoverModes are the values of autodiscover.mode.

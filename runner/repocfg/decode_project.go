@@ -91,12 +91,9 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 		case "custom_policy_check", "policy_check":
 			err = d.warnIfTrue(f, fp, "policy checks come from the server-side config, with --enable-policy-checks")
 		case "repo_locking":
-			var b bool
-			if b, err = d.boolean(f.val, fp); err == nil && !b {
-				d.warn(f.key, fp, "Atoll locks on plan")
-			}
+			p.RepoLocking, err = d.boolPtr(f.val, fp)
 		case "repo_locks":
-			err = d.repoLocks(f, fp)
+			p.RepoLocks, err = d.repoLocks(f, fp)
 		case "depends_on":
 			pn.dependsOnNames, err = d.strList(f.val, fp, func(item *yaml.Node, _, _ string) error {
 				pn.dependsOn = append(pn.dependsOn, item)

@@ -14,10 +14,9 @@
 // Keys Atoll has no feature for are checked like the others and then
 // reported in Config.Warnings, one message with its line per key whose value
 // asks for something Atoll does not do (a value Atoll behaves as anyway,
-// such as repo_locks mode on_plan, gives none): top-level
-// allowed_regexp_prefixes, emoji_reaction, silence_pr_comments, repo_locks,
+// such as autodiscover mode auto, gives none): top-level
+// allowed_regexp_prefixes, emoji_reaction, silence_pr_comments,
 // autodiscover and policies; project branch,
-// repo_locking, repo_locks,
 // custom_policy_check, policy_check, terraform_distribution and
 // silence_pr_comments. The policy_check workflow stage is parsed and kept
 // but not run.

@@ -75,6 +75,8 @@ func TestParseAllKeys(t *testing.T) {
 		DeleteSourceBranchOnMerge: boolp(true),
 		Projects: []repocfg.Project{{
 			DeleteSourceBranchOnMerge: boolp(true),
+			RepoLocking:               boolp(true),
+			RepoLocks:                 repocfg.LockOnPlan,
 			Name:                      "my-project-name",
 			Dir:                       "project1",
 			Workspace:                 "staging",

@@ -2,6 +2,7 @@ package repocfg
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -24,11 +25,15 @@ type serverSettings struct {
 	allowedOverrides, allowedWorkflows []string
 	allowCustomWorkflows               bool
 	deleteSourceBranch                 bool
+	// repoLocks is the server's lock mode: repo_locks, or disabled when
+	// the deprecated repo_locking is false (it wins, as in Atlantis).
+	repoLocks string
 }
 
 // settings resolves the keys for the repository id (host/owner/name).
 func (s *ServerConfig) settings(id string) serverSettings {
-	var out serverSettings
+	out := serverSettings{repoLocks: LockOnPlan}
+	repoLocking := true
 	for _, r := range s.Repos {
 		if !r.IDMatches(id) {
 			continue
@@ -57,6 +62,15 @@ func (s *ServerConfig) settings(id string) serverSettings {
 		if r.DeleteSourceBranchOnMerge != nil {
 			out.deleteSourceBranch = *r.DeleteSourceBranchOnMerge
 		}
+		if r.RepoLocking != nil {
+			repoLocking = *r.RepoLocking
+		}
+		if r.RepoLocksMode != nil {
+			out.repoLocks = *r.RepoLocksMode
+		}
+	}
+	if !repoLocking {
+		out.repoLocks = LockDisabled
 	}
 	return out
 }
@@ -213,9 +227,20 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 	} else if out.Autodiscover == nil && s.AutodiscoverMode != "" {
 		out.Autodiscover = &Autodiscover{Mode: s.AutodiscoverMode}
 	}
+	// A top-level repo_locks counts only where the server allows
+	// repo_locks; Atlantis ignores it silently otherwise, Atoll says so.
+	repoLocks := set.repoLocks
+	if cfg != nil && cfg.RepoLocks != "" {
+		if set.allowed(KeyRepoLocks) {
+			repoLocks = cfg.RepoLocks
+		} else {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s line %d: `repo_locks` is ignored: the server-side repo config does not allow this repository to set it (it needs `allowed_overrides: [repo_locks]`); the mode is %s",
+				fileOf(cfg), cfg.repoLocksLine, set.repoLocks))
+		}
+	}
 	out.Defaults = ProjectDefaults{Workflow: serverWorkflow,
 		ApplyRequirements: slices.Clone(set.applyReqs), PlanRequirements: slices.Clone(set.planReqs),
-		ImportRequirements: slices.Clone(set.importReqs), DeleteSourceBranchOnMerge: deleteBranch}
+		ImportRequirements: slices.Clone(set.importReqs), DeleteSourceBranchOnMerge: deleteBranch, RepoLocks: repoLocks}
 	if cfg != nil {
 		out.Projects = make([]Project, len(cfg.Projects))
 		for i, p := range cfg.Projects {
@@ -235,10 +260,37 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 			if p.DeleteSourceBranchOnMerge == nil || !set.allowed(KeyDeleteSourceBranchOnMerge) {
 				p.DeleteSourceBranchOnMerge = boolPtr(deleteBranch)
 			}
+			p.RepoLocks = set.projectLocks(p, repoLocks, cfg.RepoLocks != "")
 			out.Projects[i] = p
 		}
 	}
 	return out, nil
+}
+
+// projectLocks is the lock mode of project p, as Atlantis merges it when
+// allowed_overrides lists repo_locking before repo_locks: the server's
+// mode, then the project's deprecated repo_locking (false: disabled; true:
+// on_plan if the server's was disabled), then the file's top-level
+// repo_locks (already in fileMode when topSet), then the project's
+// repo_locks. Atlantis applies the two keys in allowed_overrides order;
+// Atoll always lets repo_locks, the newer key, win.
+func (set serverSettings) projectLocks(p Project, fileMode string, topSet bool) string {
+	mode := set.repoLocks
+	if p.RepoLocking != nil && set.allowed(KeyRepoLocking) {
+		switch {
+		case !*p.RepoLocking:
+			mode = LockDisabled
+		case mode == LockDisabled:
+			mode = LockOnPlan
+		}
+	}
+	if topSet && set.allowed(KeyRepoLocks) {
+		mode = fileMode
+	}
+	if p.RepoLocks != "" && set.allowed(KeyRepoLocks) {
+		mode = p.RepoLocks
+	}
+	return mode
 }
 
 // allowed reports whether allowed_overrides lists key.

@@ -150,12 +150,11 @@ func (d *decoder) serverRepo(n *yaml.Node, p string, workflows map[string]Workfl
 		case "delete_source_branch_on_merge":
 			r.DeleteSourceBranchOnMerge, err = d.boolPtr(f.val, fp)
 		case "repo_locking":
-			if r.RepoLocking, err = d.boolPtr(f.val, fp); err == nil && !*r.RepoLocking {
-				d.warn(f.key, fp, "Atoll locks on plan")
-			}
+			r.RepoLocking, err = d.boolPtr(f.val, fp)
 		case "repo_locks":
-			if err = d.repoLocks(f, fp); err == nil {
-				r.RepoLocksMode = modeOf(f.val)
+			var mode string
+			if mode, err = d.repoLocks(f, fp); err == nil {
+				r.RepoLocksMode = &mode
 			}
 		case "policy_check":
 			r.PolicyCheck, err = d.boolPtr(f.val, fp) // see PolicyCheckFor
