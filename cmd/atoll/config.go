@@ -66,6 +66,7 @@ type Config struct {
 
 	githubExtrasConfig // --emoji-reaction, --gh-team-allowlist (githubextras.go)
 	policyConfig       // --enable-policy-checks, --conftest-bin (policy.go)
+	labelsConfig       // --disable-*-label, --silence-vcs-status-*, ... (labelsflags.go)
 
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
@@ -124,6 +125,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	aliasFlags(fs)
 	githubExtrasFlags(fs, &c.githubExtrasConfig)
 	policyFlags(fs, &c.policyConfig)
+	labelsFlags(fs, &c.labelsConfig)
 	terraformFlags(fs, &c.terraformConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {
