@@ -132,3 +132,80 @@ func TestDisableAutomergeLabelOther(t *testing.T) {
 		t.Fatalf("merges = %+v, want 1", m)
 	}
 }
+
+// --silence-vcs-status-no-plans and --silence-vcs-status-no-projects:
+// autoplan that finds no projects sets no status with either; a plan
+// comment that finds none (with --silence-no-projects) sets none only with
+// the second, as in Atlantis. Without them both set 0/0 successes.
+func TestSilenceVCSStatusNoPlansNoProjects(t *testing.T) {
+	for _, tc := range []struct {
+		name                      string
+		noPlans, noProjects       bool
+		autoplanSets, commentSets bool
+	}{
+		{"no-plans", true, false, false, true},
+		{"no-projects", false, true, false, false},
+		{"neither", false, false, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newE2EConfigured(t, func(c *main.Config) {
+				c.SilenceVCSStatusNoPlans, c.SilenceVCSStatusNoProjects, c.SilenceNoProjects = tc.noPlans, tc.noProjects, true
+			})
+			sha := e.open(1, "docs", map[string]string{"README.md": "hello\n"}, "README.md")
+			// Requests of a pull request run in order, each after the
+			// statuses of the one before: when the unlock is answered,
+			// autoplan's statuses are out.
+			e.comment(1, "atlantis unlock")
+			mustContain(t, "reply after autoplan", e.waitComment(1, 1), "no locks or plans")
+			checkNoProjectStatuses(t, e, sha, "autoplan", tc.autoplanSets)
+
+			e.gh.mu.Lock()
+			e.gh.statuses = nil
+			e.gh.mu.Unlock()
+			e.comment(1, "atlantis plan")
+			e.comment(1, "atlantis unlock")
+			mustContain(t, "reply after the plan comment", e.waitComment(1, 2), "no locks or plans")
+			checkNoProjectStatuses(t, e, sha, "plan comment", tc.commentSets)
+		})
+	}
+}
+
+func checkNoProjectStatuses(t *testing.T, e *e2e, sha, what string, set bool) {
+	t.Helper()
+	for _, c := range []string{"atlantis/plan", "atlantis/apply"} {
+		h := e.gh.statusHistory(sha, c)
+		if !set && len(h) != 0 {
+			t.Errorf("%s: %s statuses %+v, want none", what, c, h)
+		}
+		if set && (len(h) == 0 || h[len(h)-1].State != "success" || !strings.Contains(h[len(h)-1].Description, "0/0")) {
+			t.Errorf("%s: %s statuses %+v, want a 0/0 success", what, c, h)
+		}
+	}
+}
+
+// --hide-unchanged-plan-comments: a plan of two projects, one without
+// changes, shows the changed one only (both are listed at the top).
+func TestHideUnchangedPlanComments(t *testing.T) {
+	// b manages nothing: its plan has no changes.
+	const b = "locals {\n  x = 1\n}\n"
+	files := map[string]string{"a/main.tf": tfProject("a", 1), "b/main.tf": b}
+	e := newE2EWith(t, files, func(c *main.Config) { c.HideUnchangedPlanComments = true })
+	e.open(1, "grow-a", map[string]string{"a/main.tf": tfProject("a", 2), "b/main.tf": b + "# a comment only\n"}, "a/main.tf", "b/main.tf")
+	got := e.waitComment(1, 1)
+	mustContain(t, "autoplan", got, "Ran Plan for 2 projects", "2. dir: `b` workspace: `default`", "### 1. dir: `a`", "Plan: 2 to add")
+	if strings.Contains(got, "### 2.") || strings.Contains(got, "No changes.") {
+		t.Fatalf("the unchanged project is shown:\n%s", got)
+	}
+}
+
+// --disable-markdown-folding: the plan's output is not folded.
+func TestDisableMarkdownFolding(t *testing.T) {
+	e := newE2EWith(t, map[string]string{"staging/main.tf": tfProject("staging", 1)},
+		func(c *main.Config) { c.DisableMarkdownFolding = true })
+	e.open(1, "grow", map[string]string{"staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
+	got := e.waitComment(1, 1)
+	mustContain(t, "autoplan", got, "```diff\n", "Plan: 2 to add")
+	if strings.Contains(got, "<details>") {
+		t.Fatalf("folded output:\n%s", got)
+	}
+}
