@@ -176,7 +176,8 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 					PlanRequirements: p.PlanRequirements, Autoplan: autoplan,
 					ImportRequirements: p.ImportRequirements, Args: cmd.Args,
 					Parallel: repocfg.Setting(cfg.ParallelPlan, r.ParallelPlan) && kind == atoll.JobPlan, ParallelApply: repocfg.Setting(cfg.ParallelApply, r.ParallelApply),
-					Automerge: repocfg.Setting(cfg.Automerge, r.Automerge), DeleteSourceBranch: p.DeleteSourceBranchOnMerge != nil && *p.DeleteSourceBranchOnMerge, Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
+					Automerge: repocfg.Setting(cfg.Automerge, r.Automerge), DeleteSourceBranch: p.DeleteSourceBranchOnMerge != nil && *p.DeleteSourceBranchOnMerge,
+					SilencePRComments: p.SilencePRComments, Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
 					AbortOnOrderFail: cfg != nil && cfg.AbortOnExecutionOrderFail}}
 			if err := applyWorkflow(cfg, p, &j.Spec); err != nil {
 				return err

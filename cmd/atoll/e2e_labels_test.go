@@ -209,3 +209,44 @@ func TestDisableMarkdownFolding(t *testing.T) {
 		t.Fatalf("folded output:\n%s", got)
 	}
 }
+
+// silence_pr_comments: a project's results of the commands it names are
+// left out of the comments (a command whose every project is silenced gets
+// no comment); the other projects' are told, and the jobs run all the same.
+func TestSilencePRComments(t *testing.T) {
+	const cfg = "version: 3\nprojects:\n- dir: a\n  silence_pr_comments: [plan]\n- dir: b\n  silence_pr_comments: [apply]\n"
+	files := map[string]string{"atlantis.yaml": cfg, "a/main.tf": tfProject("a", 1), "b/main.tf": tfProject("b", 1)}
+	e := newE2EWith(t, files, func(c *main.Config) {
+		c.RepoConfigJSON = `{"repos": [{"id": "/.*/", "allowed_overrides": ["silence_pr_comments"]}]}`
+	})
+	e.open(1, "grow", map[string]string{"a/main.tf": tfProject("a", 2), "b/main.tf": tfProject("b", 2)}, "a/main.tf", "b/main.tf")
+	autoplan := e.waitComment(1, 1)
+	mustContain(t, "autoplan", autoplan, "Ran Plan for dir: `b` workspace: `default`", "Plan: 2 to add")
+	if strings.Contains(autoplan, "dir: `a`") || strings.Contains(autoplan, "not acted on") {
+		t.Fatalf("autoplan comment:\n%s", autoplan)
+	}
+
+	// Requests run in order: the apply's answer is the next comment.
+	e.comment(1, "atlantis plan -d a")
+	e.comment(1, "atlantis apply -d a")
+	mustContain(t, "apply of a", e.waitComment(1, 2), "Ran Apply for dir: `a`", "Apply complete!")
+	e.comment(1, "atlantis apply -d b")
+	e.comment(1, "atlantis unlock")
+	mustContain(t, "reply after the apply of b", e.waitComment(1, 3), "to plan again")
+	jobs, err := e.m.DB.Jobs(t.Context(), atoll.JobFilter{Pull: 1, Kind: atoll.JobApply})
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := map[string]string{}
+	for _, j := range jobs {
+		applied[j.Dir] = j.State
+	}
+	if applied["a"] != atoll.JobSucceeded || applied["b"] != atoll.JobSucceeded {
+		t.Fatalf("apply jobs: %v", applied)
+	}
+	for i, c := range e.gh.pullComments(1) {
+		if strings.Contains(c, "Ran Plan for dir: `a`") || strings.Contains(c, "Ran Apply for dir: `b`") {
+			t.Fatalf("comment %d tells a silenced result:\n%s", i+1, c)
+		}
+	}
+}

@@ -109,6 +109,9 @@ var referenceYAML = lines(
 
 func TestParseAtlantisReference(t *testing.T) {
 	cfg := mustParse(t, referenceYAML)
+	if !reflect.DeepEqual(cfg.SilencePRComments, []string{"plan"}) {
+		t.Errorf("top-level silence_pr_comments = %q", cfg.SilencePRComments)
+	}
 	if !*cfg.Automerge || !*cfg.ParallelPlan || !*cfg.ParallelApply || cfg.Version != 3 || cfg.DeleteSourceBranchOnMerge == nil || !*cfg.DeleteSourceBranchOnMerge {
 		t.Errorf("top-level settings = %+v", cfg)
 	}
@@ -120,6 +123,7 @@ func TestParseAtlantisReference(t *testing.T) {
 		PlanRequirements:    []string{"mergeable", "approved", "undiverged"},
 		ImportRequirements:  []string{"mergeable", "approved", "undiverged"},
 		ExecutionOrderGroup: 1, DependsOn: []string{"base"}, DeleteSourceBranchOnMerge: boolp(true),
+		SilencePRComments: []string{"apply"},
 	}
 	if !reflect.DeepEqual(net, want) {
 		t.Errorf("project = %+v\nwant      %+v", net, want)
@@ -148,9 +152,7 @@ func TestParseAtlantisReference(t *testing.T) {
 		"atlantis.yaml line 5: `autodiscover.ignore_paths` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 11: `emoji_reaction` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 13: `repo_locks.mode: on_apply` is accepted but not acted on by Atoll yet (Atoll locks on plan)",
-		"atlantis.yaml line 14: `silence_pr_comments` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 17: `projects[0].branch` is accepted but not acted on by Atoll yet (the project is used whatever the base branch)",
-		"atlantis.yaml line 33: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 40: `projects[1].policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
 		"atlantis.yaml line 81: `allowed_regexp_prefixes` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 83: `policies` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",

@@ -15,12 +15,11 @@
 // reported in Config.Warnings, one message with its line per key whose value
 // asks for something Atoll does not do (a value Atoll behaves as anyway,
 // such as repo_locks mode on_plan, gives none): top-level
-// allowed_regexp_prefixes, emoji_reaction, silence_pr_comments, repo_locks,
+// allowed_regexp_prefixes, emoji_reaction, repo_locks,
 // autodiscover and policies; project branch,
 // repo_locking, repo_locks,
-// custom_policy_check, policy_check, terraform_distribution and
-// silence_pr_comments. The policy_check workflow stage is parsed and kept
-// but not run.
+// custom_policy_check, policy_check and terraform_distribution. The
+// policy_check workflow stage is parsed and kept but not run.
 //
 // A project dir with a glob pattern stands for every directory of the
 // checkout it matches that holds Terraform files; Load expands it, Parse

@@ -24,6 +24,7 @@ type serverSettings struct {
 	allowedOverrides, allowedWorkflows []string
 	allowCustomWorkflows               bool
 	deleteSourceBranch                 bool
+	silencePRComments                  []string
 }
 
 // settings resolves the keys for the repository id (host/owner/name).
@@ -56,6 +57,9 @@ func (s *ServerConfig) settings(id string) serverSettings {
 		}
 		if r.DeleteSourceBranchOnMerge != nil {
 			out.deleteSourceBranch = *r.DeleteSourceBranchOnMerge
+		}
+		if r.SilencePRComments != nil {
+			out.silencePRComments = r.SilencePRComments
 		}
 	}
 	return out
@@ -179,7 +183,8 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 	}
 	out.Defaults = ProjectDefaults{Workflow: serverWorkflow,
 		ApplyRequirements: slices.Clone(set.applyReqs), PlanRequirements: slices.Clone(set.planReqs),
-		ImportRequirements: slices.Clone(set.importReqs), DeleteSourceBranchOnMerge: deleteBranch}
+		ImportRequirements: slices.Clone(set.importReqs), DeleteSourceBranchOnMerge: deleteBranch,
+		SilencePRComments: slices.Clone(set.silencePRComments)}
 	if cfg != nil {
 		out.Projects = make([]Project, len(cfg.Projects))
 		for i, p := range cfg.Projects {
@@ -199,10 +204,25 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 			if p.DeleteSourceBranchOnMerge == nil || !set.allowed(KeyDeleteSourceBranchOnMerge) {
 				p.DeleteSourceBranchOnMerge = boolPtr(deleteBranch)
 			}
+			p.SilencePRComments = set.silenceFor(p, cfg)
 			out.Projects[i] = p
 		}
 	}
 	return out, nil
+}
+
+// silenceFor is a listed project's silence_pr_comments, as in Atlantis:
+// with allowed_overrides listing the key, the project's, else the file's
+// top-level one; otherwise (and when neither sets it) the server's.
+func (set serverSettings) silenceFor(p Project, cfg *Config) []string {
+	switch {
+	case !set.allowed(KeySilencePRComments):
+	case p.SilencePRComments != nil:
+		return p.SilencePRComments
+	case cfg.SilencePRComments != nil:
+		return slices.Clone(cfg.SilencePRComments)
+	}
+	return slices.Clone(set.silencePRComments)
 }
 
 // allowed reports whether allowed_overrides lists key.

@@ -167,9 +167,6 @@ func (d *decoder) serverRepo(n *yaml.Node, p string, workflows map[string]Workfl
 			r.SilencePRComments, err = d.strList(f.val, fp, func(item *yaml.Node, ip, s string) error {
 				return d.check(item, ip, s, oneOf(SilenceStages))
 			})
-			if err == nil && len(r.SilencePRComments) > 0 {
-				d.warn(f.key, fp, "")
-			}
 		case "autodiscover":
 			if err = d.autodiscover(f, fp); err == nil {
 				r.AutodiscoverMode = modeOf(f.val)
