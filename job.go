@@ -66,8 +66,11 @@ type JobSpec struct {
 	Automerge         bool     `json:"automerge,omitempty"`      // merge once every plan is applied
 	// DeleteSourceBranch deletes the head branch when automerge merges
 	// (delete_source_branch_on_merge).
-	DeleteSourceBranch bool  `json:"delete_source_branch,omitempty"`
-	PlanID             int64 `json:"plan_id,omitempty"` // for apply jobs: the stored plan to apply
+	DeleteSourceBranch bool `json:"delete_source_branch,omitempty"`
+	// SilencePRComments names the commands (plan, apply) whose results for
+	// this project are not commented (silence_pr_comments).
+	SilencePRComments []string `json:"silence_pr_comments,omitempty"`
+	PlanID            int64    `json:"plan_id,omitempty"` // for apply jobs: the stored plan to apply
 	// Group is the project's execution_order_group: a request runs its
 	// jobs group by group, lowest first. DependsOn names the projects that
 	// must succeed before this one runs; AbortOnOrderFail stops later

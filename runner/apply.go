@@ -223,6 +223,9 @@ func (r *Runner) automerge(ctx context.Context, w *work, cmd *command.Command, o
 	if pending, err := r.DB.PendingPlans(ctx, w.pull.ID); err != nil || len(pending) > 0 {
 		return err
 	}
+	if labeled, err := r.automergeLabeled(ctx, w); labeled || err != nil {
+		return err
+	}
 	opts := vcs.MergeOptions{Method: orDefault(cmd.AutoMergeMethod, orDefault(r.AutomergeMethod, "merge")), DeleteSourceBranch: outcomes[0].job.Spec.DeleteSourceBranch}
 	if err := w.vcs.Merge(ctx, *w.repo, w.pull.Number, opts); errors.Is(err, vcs.ErrSourceBranchKept) {
 		w.log.Warn("automerge kept the source branch", "branch", w.pull.HeadRef, "err", err)

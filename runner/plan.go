@@ -38,9 +38,13 @@ func (r *Runner) plan(ctx context.Context, w *work, cmd *command.Command, autopl
 		sha = jobs[0].HeadSHA
 	}
 	if len(jobs) == 0 {
-		r.status(ctx, w, sha, "plan", "", vcs.StatusSuccess, "0/0 projects planned: no Terraform changes.", "")
-		// Nothing to apply either: required apply checks must pass.
-		r.status(ctx, w, sha, "apply", "", vcs.StatusSuccess, "0/0 projects applied successfully.", "")
+		if r.silenceNoProjectStatus(autoplan) {
+			w.log.Info("no projects: no commit status (--silence-vcs-status-no-plans, --silence-vcs-status-no-projects)")
+		} else {
+			r.status(ctx, w, sha, "plan", "", vcs.StatusSuccess, "0/0 projects planned: no Terraform changes.", "")
+			// Nothing to apply either: required apply checks must pass.
+			r.status(ctx, w, sha, "apply", "", vcs.StatusSuccess, "0/0 projects applied successfully.", "")
+		}
 		if autoplan || r.SilenceNoProjects {
 			return nil
 		}
@@ -101,6 +105,7 @@ func (r *Runner) refresh(ctx context.Context, w *work) (*vcs.PullDetails, error)
 	if d.HeadRef != "" {
 		w.pull.HeadRef, w.pull.BaseRef = d.HeadRef, d.BaseRef
 	}
+	w.last = d
 	return d, nil
 }
 
@@ -122,7 +127,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 			changedCh <- changedFiles{files, err}
 		}()
 	}
-	if _, err := r.refresh(ctx, w); err != nil {
+	if _, err := r.refreshOnce(ctx, w); err != nil {
 		return nil, err
 	}
 	w.log.Debug("refresh pull", "ms", time.Since(start).Milliseconds())
@@ -174,7 +179,8 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 					PlanRequirements: p.PlanRequirements, Autoplan: autoplan,
 					ImportRequirements: p.ImportRequirements, Args: cmd.Args,
 					Parallel: repocfg.Setting(cfg.ParallelPlan, r.ParallelPlan) && kind == atoll.JobPlan, ParallelApply: repocfg.Setting(cfg.ParallelApply, r.ParallelApply),
-					Automerge: repocfg.Setting(cfg.Automerge, r.Automerge), DeleteSourceBranch: p.DeleteSourceBranchOnMerge != nil && *p.DeleteSourceBranchOnMerge, Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
+					Automerge: repocfg.Setting(cfg.Automerge, r.Automerge), DeleteSourceBranch: p.DeleteSourceBranchOnMerge != nil && *p.DeleteSourceBranchOnMerge,
+					SilencePRComments: p.SilencePRComments, Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
 					AbortOnOrderFail: cfg != nil && cfg.AbortOnExecutionOrderFail, LockMode: r.lockModeFor(p)}}
 			if err := applyWorkflow(cfg, p, &j.Spec); err != nil {
 				return err

@@ -37,6 +37,10 @@ type work struct {
 	credEnv []string
 
 	tfBins jobBinaries // by job: the Terraform binary it runs (tfversion.go)
+
+	// last is the pull request as refresh last fetched it (under mu);
+	// fetched is one fetch for refreshOnce to use (labels.go).
+	last, fetched *vcs.PullDetails
 }
 
 // releaseDirs gives the request's checkouts back to the pool.
@@ -120,6 +124,9 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 		if ok, err := r.teamAllowed(ctx, w, command.Plan); !ok {
 			return err
 		}
+		if r.autoplanLabeled(ctx, w) {
+			return nil
+		}
 		r.running.markPlan(w.pull.ID, w.req.ID)
 		autoplan := &command.Command{Name: command.Plan}
 		return r.withHooks(ctx, w, "plan", autoplan, func() error { return r.plan(ctx, w, autoplan, true) })
@@ -186,6 +193,9 @@ func (w *work) replyTo() string {
 }
 
 func (r *Runner) unlock(ctx context.Context, w *work) error {
+	if msg := r.unlockRefused(ctx, w); msg != "" {
+		return r.reply(ctx, w, "unlock", msg)
+	}
 	// Plans made without a lock (on_apply, disabled) are discarded too:
 	// counted to say so.
 	pending, err := r.DB.PendingPlans(ctx, w.pull.ID)

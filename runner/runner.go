@@ -57,6 +57,8 @@ type Runner struct {
 	// the thread of) a pull request's earlier plan comments when a new plan
 	// is posted: Atlantis's --hide-prev-plan-comments, plans only.
 	HidePrevPlanComments bool
+	// PullLabels: --disable-*-label and --silence-vcs-status-* (labels.go).
+	PullLabels
 	// PlanApproval says which plans must be approved in Atoll before they
 	// are applied (--plan-approval); nil requires none.
 	PlanApproval *ApprovalPolicy

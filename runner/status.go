@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/atollhq/atoll"
@@ -95,8 +96,10 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 		case o.job.Reported:
 			fresh = false
 		case o.final:
-			tell = append(tell, o.res)
 			told = append(told, o.job.ID)
+			if !silenced(o.job, command) {
+				tell = append(tell, o.res)
+			}
 		}
 	}
 	switch {
@@ -113,10 +116,14 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 		r.status(ctx, w, sha, command, "", state, fmt.Sprintf("%d/%d projects planned successfully.", ok, len(outcomes)), r.pullURL(w))
 	}
 	if len(tell) == 0 {
+		// Every project silenced (silence_pr_comments): told all the same.
+		if len(told) > 0 {
+			return r.commit("mark jobs reported", func(tx *store.Tx) error { return tx.MarkJobsReported(told) })
+		}
 		return nil
 	}
 	for _, o := range outcomes {
-		if o.notStarted {
+		if o.notStarted && !silenced(o.job, command) {
 			tell = append(tell, o.res)
 		}
 	}
@@ -162,4 +169,11 @@ func (r *Runner) lockURL(w *work, j *atoll.Job) string {
 // the pull request so is exactly what must still happen.
 func reportContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+}
+
+// silenced reports whether the project's silence_pr_comments leaves its
+// result of command (plan or apply) out of the comment, as in Atlantis;
+// the statuses and the dashboard still show it.
+func silenced(j *atoll.Job, command string) bool {
+	return slices.Contains(j.Spec.SilencePRComments, command)
 }

@@ -44,6 +44,24 @@ type PullDetails struct {
 	Approved  bool // at least one approving review from someone other than the author
 	Mergeable bool // the host would allow the merge now
 	Fork      bool // the head branch lives in another repository
+	// Labels are the names of the pull request's labels (GitHub) or tags
+	// (Azure DevOps), as the host spells them.
+	Labels []string
+}
+
+// HasLabel reports whether the pull request carries the label name. An
+// empty name is never carried: an unset --disable-*-label flag matches
+// nothing. Labels compare exactly, as in Atlantis.
+func (d *PullDetails) HasLabel(name string) bool {
+	if d == nil || name == "" {
+		return false
+	}
+	for _, l := range d.Labels {
+		if l == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Commit status states.

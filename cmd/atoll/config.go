@@ -68,6 +68,7 @@ type Config struct {
 	policyConfig       // --enable-policy-checks, --conftest-bin (policy.go)
 	miscConfig         // --autodiscover-mode (autodiscover.go)
 	locksConfig        // --disable-repo-locking (locksflags.go)
+	labelsConfig       // --disable-*-label, --silence-vcs-status-*, ... (labelsflags.go)
 
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
@@ -128,6 +129,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	policyFlags(fs, &c.policyConfig)
 	miscFlags(fs, &c.miscConfig)
 	locksFlags(fs, &c.locksConfig)
+	labelsFlags(fs, &c.labelsConfig)
 	terraformFlags(fs, &c.terraformConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {

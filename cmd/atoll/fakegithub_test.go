@@ -41,6 +41,7 @@ type fakePull struct {
 	Dismissals                         int // approvals dismissed (dismissReview)
 	State                              string
 	ForkOwner                          string // head repository owner when it is a fork
+	Labels                             []string
 }
 
 type fakeComment struct {
@@ -136,6 +137,11 @@ func (f *fakeGitHub) getPull(w http.ResponseWriter, r *http.Request) {
 	} else {
 		headRepo["full_name"] = body["base"].(map[string]any)["repo"].(map[string]any)["full_name"]
 	}
+	labels := []any{}
+	for _, l := range p.Labels {
+		labels = append(labels, map[string]any{"name": l, "color": "ededed", "default": false})
+	}
+	body["labels"] = labels
 	writeJSONResp(w, body)
 }
 

@@ -300,6 +300,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Runner.ServerConfig = c.withAutodiscoverMode(m.Runner.ServerConfig)
 	c.githubExtrasConfig.configure(m.Runner)
 	c.locksConfig.configure(m.Runner)
+	c.labelsConfig.configure(m.Runner)
 	if m.Runner.Policies, err = c.policyChecks(m.Runner.ServerConfig); err != nil {
 		return err
 	}

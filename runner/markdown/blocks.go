@@ -4,8 +4,13 @@ import (
 	"strings"
 )
 
-// details writes text in a collapsed, fenced block.
-func details(b *strings.Builder, lang, text string) {
+// details writes text in a collapsed, fenced block; with DisableFolding,
+// in the fenced block alone.
+func (r Renderer) details(b *strings.Builder, lang, text string) {
+	if r.DisableFolding {
+		fenced(b, lang, text)
+		return
+	}
 	b.WriteString("<details><summary>Show Output</summary>\n\n")
 	fenced(b, lang, text)
 	b.WriteString("</details>\n")

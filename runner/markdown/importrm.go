@@ -12,7 +12,7 @@ import (
 // apply, as Atlantis says after either.
 func (r Renderer) stateChanged(b *strings.Builder, res ProjectResult) {
 	if strings.TrimSpace(res.Output) != "" {
-		details(b, "diff", res.Output)
+		r.details(b, "diff", res.Output)
 		b.WriteString("\n")
 	}
 	what := "Import successful"

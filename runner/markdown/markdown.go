@@ -57,6 +57,13 @@ type LockHolder struct {
 type Renderer struct {
 	Executable    string // the command users comment, default "atlantis"
 	MaxCommentLen int    // default DefaultMaxCommentLen
+	// DisableFolding shows Terraform's output in plain code blocks rather
+	// than collapsed <details> (--disable-markdown-folding).
+	DisableFolding bool
+	// HideUnchangedPlans leaves the projects whose plan has no changes out
+	// of a plan comment about several projects; the list at its top still
+	// names them (--hide-unchanged-plan-comments).
+	HideUnchangedPlans bool
 }
 
 func (r Renderer) exe() string {
@@ -93,6 +100,9 @@ func (r Renderer) Results(command string, results []ProjectResult, marker string
 			fmt.Fprintf(&b, "%d. %s\n", i+1, label(res))
 		}
 		for i, res := range results {
+			if r.HideUnchangedPlans && unchangedPlan(res) {
+				continue
+			}
 			fmt.Fprintf(&b, "\n### %d. %s\n\n", i+1, label(res))
 			r.project(&b, res)
 			b.WriteString("\n---\n")
@@ -163,13 +173,13 @@ func (r Renderer) project(b *strings.Builder, res ProjectResult) {
 		}
 		if out := strings.TrimSpace(res.Output); out != "" && !strings.Contains(res.Error, out) {
 			b.WriteString("\n")
-			details(b, "", res.Output)
+			r.details(b, "", res.Output)
 		}
 	case res.Command == atoll.JobImport || res.Command == atoll.JobStateRm:
 		r.stateChanged(b, res)
 	case res.Command == atoll.JobPlan:
 		if strings.TrimSpace(res.Output) != "" {
-			details(b, "diff", diffSigns(res.Output))
+			r.details(b, "diff", diffSigns(res.Output))
 			b.WriteString("\n")
 		}
 		if line := planLine(res); line != "" {
@@ -186,7 +196,7 @@ func (r Renderer) project(b *strings.Builder, res ProjectResult) {
 		}
 	default:
 		if strings.TrimSpace(res.Output) != "" {
-			details(b, "diff", res.Output)
+			r.details(b, "diff", res.Output)
 			b.WriteString("\n")
 		}
 		if line := applyLine(res); line != "" {
@@ -232,6 +242,17 @@ func summaryOf(res ProjectResult) (atoll.Summary, bool) {
 		return *res.Summary, true
 	}
 	return terraform.ParseSummaryLine(res.Output)
+}
+
+// unchangedPlan reports whether res is a plan that succeeded without
+// changes, which --hide-unchanged-plan-comments leaves out. A failing
+// policy check is shown all the same: Atoll tells it in the plan comment.
+func unchangedPlan(res ProjectResult) bool {
+	if res.Command != atoll.JobPlan || res.Error != "" || res.LockedBy != nil || res.HasChanges || !atoll.PoliciesSatisfied(res.Policies) {
+		return false
+	}
+	s, ok := summaryOf(res)
+	return ok && s.NoChanges()
 }
 
 func planLine(res ProjectResult) string {

@@ -109,6 +109,9 @@ var referenceYAML = lines(
 
 func TestParseAtlantisReference(t *testing.T) {
 	cfg := mustParse(t, referenceYAML)
+	if !reflect.DeepEqual(cfg.SilencePRComments, []string{"plan"}) {
+		t.Errorf("top-level silence_pr_comments = %q", cfg.SilencePRComments)
+	}
 	if !*cfg.Automerge || !*cfg.ParallelPlan || !*cfg.ParallelApply || cfg.Version != 3 || cfg.DeleteSourceBranchOnMerge == nil || !*cfg.DeleteSourceBranchOnMerge {
 		t.Errorf("top-level settings = %+v", cfg)
 	}
@@ -121,6 +124,7 @@ func TestParseAtlantisReference(t *testing.T) {
 		ImportRequirements:  []string{"mergeable", "approved", "undiverged"},
 		ExecutionOrderGroup: 1, DependsOn: []string{"base"}, DeleteSourceBranchOnMerge: boolp(true),
 		RepoLocking: boolp(true), RepoLocks: repocfg.LockOnPlan,
+		SilencePRComments: []string{"apply"},
 	}
 	if cfg.RepoLocks != repocfg.LockOnApply {
 		t.Errorf("top-level repo_locks = %q, want on_apply", cfg.RepoLocks)
@@ -154,8 +158,6 @@ func TestParseAtlantisReference(t *testing.T) {
 	}
 	wantWarnings := []string{
 		"atlantis.yaml line 11: `emoji_reaction` is accepted but not acted on by Atoll yet",
-		"atlantis.yaml line 14: `silence_pr_comments` is accepted but not acted on by Atoll yet",
-		"atlantis.yaml line 33: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 40: `projects[1].policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
 		"atlantis.yaml line 81: `allowed_regexp_prefixes` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 83: `policies` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",

@@ -1,6 +1,9 @@
 package repocfg
 
-import "regexp"
+import (
+	"regexp"
+	"slices"
+)
 
 // Config is a parsed atlantis.yaml.
 type Config struct {
@@ -22,9 +25,12 @@ type Config struct {
 	// Merge folds it into each project's RepoLocks when the server allows
 	// repo_locks.
 	RepoLocks string
-	Projects  []Project
-	Workflows map[string]Workflow // never nil; keyed by workflow name
-	Explicit  bool                // true when read from a file, false when autodiscovered
+	// SilencePRComments is the file's top-level silence_pr_comments (nil:
+	// not set). Merge folds it into each project's.
+	SilencePRComments []string
+	Projects          []Project
+	Workflows         map[string]Workflow // never nil; keyed by workflow name
+	Explicit          bool                // true when read from a file, false when autodiscovered
 	// Warnings lists, in file order, the keys whose values ask for
 	// something Atoll does not do yet (emoji_reaction, branch, ...), one
 	// message each, e.g. "atlantis.yaml line 7: `emoji_reaction` is accepted
@@ -61,6 +67,8 @@ type ProjectDefaults struct {
 	// RepoLocks is the lock mode (LockOnPlan, LockOnApply, LockDisabled):
 	// the server's, or the file's top-level when the server allows it.
 	RepoLocks string
+	// SilencePRComments: the server's.
+	SilencePRComments []string
 }
 
 // override is a key written in a project that allowed_overrides governs.
@@ -104,6 +112,12 @@ type Project struct {
 	// ServerConfig.Merge for the precedence).
 	RepoLocking *bool
 	RepoLocks   string
+	// SilencePRComments names the commands (plan, apply) whose results for
+	// the project are left out of the pull request's comments. As parsed,
+	// nil when the project does not set it; after ServerConfig.Merge, the
+	// project's (when allowed_overrides lets it), else the file's
+	// top-level one (likewise), else the server's.
+	SilencePRComments []string
 }
 
 // Autoplan says whether and when a project is planned automatically.
@@ -162,6 +176,7 @@ func (c *Config) adHoc(dir, workspace string) Project {
 		p.ImportRequirements = append([]string(nil), c.Defaults.ImportRequirements...)
 		p.DeleteSourceBranchOnMerge = boolPtr(c.Defaults.DeleteSourceBranchOnMerge)
 		p.RepoLocks = c.Defaults.RepoLocks
+		p.SilencePRComments = slices.Clone(c.Defaults.SilencePRComments)
 	}
 	return p
 }
@@ -174,6 +189,7 @@ func (p Project) clone() Project {
 	p.PlanRequirements = append([]string(nil), p.PlanRequirements...)
 	p.ImportRequirements = append([]string(nil), p.ImportRequirements...)
 	p.DependsOn = append([]string(nil), p.DependsOn...)
+	p.SilencePRComments = slices.Clone(p.SilencePRComments)
 	if p.DeleteSourceBranchOnMerge != nil {
 		p.DeleteSourceBranchOnMerge = boolPtr(*p.DeleteSourceBranchOnMerge)
 	}

@@ -71,7 +71,7 @@ func (d *decoder) config(doc *yaml.Node) (*Config, error) {
 			}
 		case "silence_pr_comments":
 			// Atlantis checks the values only per project.
-			err = d.warnIfList(f, f.name, nil, "")
+			cfg.SilencePRComments, err = d.strList(f.val, f.name, nil)
 		case "repo_locks":
 			cfg.RepoLocks, err = d.repoLocks(f, f.name)
 			cfg.repoLocksLine = f.key.Line

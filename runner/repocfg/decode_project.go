@@ -101,9 +101,9 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 			})
 			p.DependsOn = slices.Clone(pn.dependsOnNames)
 		case "silence_pr_comments":
-			err = d.warnIfList(f, fp, func(item *yaml.Node, p, s string) error {
+			p.SilencePRComments, err = d.strList(f.val, fp, func(item *yaml.Node, p, s string) error {
 				return d.check(item, p, s, oneOf(SilenceStages))
-			}, "")
+			})
 		default:
 			err = d.unknownKey(f, path)
 		}

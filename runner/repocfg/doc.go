@@ -14,12 +14,10 @@
 // Keys Atoll has no feature for are checked like the others and then
 // reported in Config.Warnings, one message with its line per key whose value
 // asks for something Atoll does not do (a value Atoll behaves as anyway,
-// such as autodiscover mode auto, gives none): top-level
-// allowed_regexp_prefixes, emoji_reaction, silence_pr_comments,
-// autodiscover and policies; project branch,
-// custom_policy_check, policy_check, terraform_distribution and
-// silence_pr_comments. The policy_check workflow stage is parsed and kept
-// but not run.
+// such as repo_locks mode on_plan, gives none): top-level
+// allowed_regexp_prefixes, emoji_reaction and policies; project
+// custom_policy_check, policy_check and terraform_distribution. The
+// policy_check workflow stage is parsed and kept but not run.
 //
 // A project dir with a glob pattern stands for every directory of the
 // checkout it matches that holds Terraform files; Load expands it, Parse

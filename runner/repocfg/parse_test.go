@@ -89,6 +89,7 @@ func TestParseAllKeys(t *testing.T) {
 			ExecutionOrderGroup:       2,
 			ImportRequirements:        []string{"mergeable"},
 			DependsOn:                 []string{"other"},
+			SilencePRComments:         []string{"apply"},
 		}, {
 			Name:      "other",
 			Dir:       ".",
@@ -117,7 +118,6 @@ func TestParseAllKeys(t *testing.T) {
 		"atlantis.yaml line 6: `emoji_reaction` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 8: `allowed_regexp_prefixes` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 19: `projects[0].policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
-		"atlantis.yaml line 23: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
 	}
 	if b := cfg.Projects[0].Branch; b == nil || b.String() != "main" {
 		t.Errorf("projects[0].branch = %v, want main", b)

@@ -27,7 +27,8 @@ type serverSettings struct {
 	deleteSourceBranch                 bool
 	// repoLocks is the server's lock mode: repo_locks, or disabled when
 	// the deprecated repo_locking is false (it wins, as in Atlantis).
-	repoLocks string
+	repoLocks         string
+	silencePRComments []string
 }
 
 // settings resolves the keys for the repository id (host/owner/name).
@@ -61,6 +62,9 @@ func (s *ServerConfig) settings(id string) serverSettings {
 		}
 		if r.DeleteSourceBranchOnMerge != nil {
 			out.deleteSourceBranch = *r.DeleteSourceBranchOnMerge
+		}
+		if r.SilencePRComments != nil {
+			out.silencePRComments = r.SilencePRComments
 		}
 		if r.RepoLocking != nil {
 			repoLocking = *r.RepoLocking
@@ -240,7 +244,8 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 	}
 	out.Defaults = ProjectDefaults{Workflow: serverWorkflow,
 		ApplyRequirements: slices.Clone(set.applyReqs), PlanRequirements: slices.Clone(set.planReqs),
-		ImportRequirements: slices.Clone(set.importReqs), DeleteSourceBranchOnMerge: deleteBranch, RepoLocks: repoLocks}
+		ImportRequirements: slices.Clone(set.importReqs), DeleteSourceBranchOnMerge: deleteBranch, RepoLocks: repoLocks,
+		SilencePRComments: slices.Clone(set.silencePRComments)}
 	if cfg != nil {
 		out.Projects = make([]Project, len(cfg.Projects))
 		for i, p := range cfg.Projects {
@@ -261,6 +266,7 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 				p.DeleteSourceBranchOnMerge = boolPtr(deleteBranch)
 			}
 			p.RepoLocks = set.projectLocks(p, repoLocks, cfg.RepoLocks != "")
+			p.SilencePRComments = set.silenceFor(p, cfg)
 			out.Projects[i] = p
 		}
 	}
@@ -291,6 +297,20 @@ func (set serverSettings) projectLocks(p Project, fileMode string, topSet bool) 
 		mode = p.RepoLocks
 	}
 	return mode
+}
+
+// silenceFor is a listed project's silence_pr_comments, as in Atlantis:
+// with allowed_overrides listing the key, the project's, else the file's
+// top-level one; otherwise (and when neither sets it) the server's.
+func (set serverSettings) silenceFor(p Project, cfg *Config) []string {
+	switch {
+	case !set.allowed(KeySilencePRComments):
+	case p.SilencePRComments != nil:
+		return p.SilencePRComments
+	case cfg.SilencePRComments != nil:
+		return slices.Clone(cfg.SilencePRComments)
+	}
+	return slices.Clone(set.silencePRComments)
 }
 
 // allowed reports whether allowed_overrides lists key.

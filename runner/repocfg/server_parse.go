@@ -166,9 +166,6 @@ func (d *decoder) serverRepo(n *yaml.Node, p string, workflows map[string]Workfl
 			r.SilencePRComments, err = d.strList(f.val, fp, func(item *yaml.Node, ip, s string) error {
 				return d.check(item, ip, s, oneOf(SilenceStages))
 			})
-			if err == nil && len(r.SilencePRComments) > 0 {
-				d.warn(f.key, fp, "")
-			}
 		case "autodiscover":
 			r.Autodiscover, err = d.autodiscover(f, fp)
 		case "pre_workflow_hooks":

@@ -8,6 +8,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/vcs"
+	"github.com/microsoft/azure-devops-go-api/azuredevops/v7/core"
 	"github.com/microsoft/azure-devops-go-api/azuredevops/v7/git"
 )
 
@@ -41,7 +42,8 @@ func (p *Provider) GetPull(ctx context.Context, repo atoll.Repo, number int) (*v
 		// one counts, and a draft or a standing rejection blocks completion.
 		Mergeable: pr.MergeStatus != nil && *pr.MergeStatus == git.PullRequestAsyncStatusValues.Succeeded &&
 			!deref(pr.IsDraft) && !blocked,
-		Fork: pr.ForkSource != nil,
+		Fork:   pr.ForkSource != nil,
+		Labels: tagNames(pr.Labels),
 	}, nil
 }
 
@@ -124,4 +126,20 @@ func deref[T any](v *T) T {
 		return zero
 	}
 	return *v
+}
+
+// tagNames are the names of a pull request's tags (Azure DevOps calls a
+// pull request's labels tags), which come with the pull request. A tag
+// marked inactive is no longer on it.
+func tagNames(tags *[]core.WebApiTagDefinition) []string {
+	if tags == nil {
+		return nil
+	}
+	var names []string
+	for _, t := range *tags {
+		if n := deref(t.Name); n != "" && (t.Active == nil || *t.Active) {
+			names = append(names, n)
+		}
+	}
+	return names
 }

@@ -36,6 +36,7 @@ func (p *Provider) GetPull(ctx context.Context, repo atoll.Repo, number int) (*v
 		Approved:  approved,
 		Mergeable: mergeable(pr),
 		Fork:      !strings.EqualFold(head, pr.GetBase().GetRepo().GetFullName()),
+		Labels:    labelNames(pr.Labels),
 	}, nil
 }
 
@@ -197,4 +198,16 @@ func pullFromAPI(repo atoll.Repo, pr *github.PullRequest) atoll.Pull {
 		CreatedAt: pr.GetCreatedAt().Time,
 		UpdatedAt: pr.GetUpdatedAt().Time,
 	}
+}
+
+// labelNames are the names of a pull request's labels, which GitHub sends
+// with the pull request itself: no call more.
+func labelNames(labels []*github.Label) []string {
+	var names []string
+	for _, l := range labels {
+		if n := l.GetName(); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
 }

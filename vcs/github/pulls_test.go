@@ -36,6 +36,7 @@ func TestGetPullFields(t *testing.T) {
 		},
 		Approved:  false,
 		Mergeable: true, // mergeable true, mergeable_state clean
+		Labels:    []string{"bug"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("GetPull =\n%+v\nwant\n%+v", got, want)

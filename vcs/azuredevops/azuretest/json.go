@@ -163,6 +163,16 @@ func (h *handler) pullJSON(p *pullState) map[string]any {
 		reviewers = append(reviewers, j)
 	}
 	out["reviewers"] = reviewers
+	// Azure DevOps leaves labels out when there are none.
+	if len(p.Labels) > 0 {
+		labels := []any{}
+		for _, name := range p.Labels {
+			id := fakeUUID("label:" + r.projectID + ":" + strings.ToLower(name))
+			labels = append(labels, map[string]any{"id": id, "name": name, "active": true,
+				"url": s.srv.URL + "/_apis/tagging/" + r.projectID + "/tags/" + id})
+		}
+		out["labels"] = labels
+	}
 	if p.Fork {
 		out["forkSource"] = map[string]any{"name": p.SourceRef, "repository": map[string]any{
 			"id": fakeUUID("fork:" + r.id), "name": r.name + "-fork", "project": map[string]any{"id": fakeUUID("forkproject"), "name": "fork"},

@@ -154,6 +154,8 @@ type Pull struct {
 	Draft       bool
 	Fork        bool // the source branch is in a fork (forkSource is set)
 	Reviewers   []Reviewer
+	// Labels are the pull request's tags (labels) by name, all active.
+	Labels []string
 	// Changes are the pull request's changes against the common commit,
 	// served for every iteration.
 	Changes []Change
@@ -288,6 +290,7 @@ func (s *Server) AddPull(org, project, repo string, pr Pull) {
 		pr.Iterations = []Iteration{{ID: 1, SourceSHA: pr.HeadSHA, TargetSHA: pr.BaseSHA}}
 	}
 	pr.Reviewers = slices.Clone(pr.Reviewers)
+	pr.Labels = slices.Clone(pr.Labels)
 	pr.Changes = slices.Clone(pr.Changes)
 	pr.Iterations = slices.Clone(pr.Iterations)
 	s.repo(org, project, repo).pulls[pr.Number] = &pullState{Pull: pr, created: s.started}
@@ -355,6 +358,7 @@ func (s *Server) Pull(org, project, repo string, number int) Pull {
 	defer s.mu.Unlock()
 	p := s.pull(org, project, repo, number).Pull
 	p.Reviewers, p.Changes, p.Iterations = slices.Clone(p.Reviewers), slices.Clone(p.Changes), slices.Clone(p.Iterations)
+	p.Labels = slices.Clone(p.Labels)
 	return p
 }
 
