@@ -278,7 +278,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Procs:     procReg,
 		Parser: command.Parser{ExecutableName: c.ExecutableName, VCSUser: c.GHUser, AllowCommands: c.allowed(), DisableApplyAll: c.DisableApplyAll,
 			BlockedExtraArgs: c.BlockedExtraArgs, VarFileAllowlist: c.VarFileAllowlist},
-		Markdown:  markdown.Renderer{Executable: c.ExecutableName},
+		Markdown:  markdown.Renderer{Executable: c.ExecutableName, QuietPolicyChecks: c.QuietPolicyChecks},
 		Hub:       runner.NewHub(),
 		Allowlist: runner.ParseAllowlist(c.RepoAllowlist),
 		PublicURL: publicURL, Node: c.NodeID, Version: Version,

@@ -64,6 +64,9 @@ type Renderer struct {
 	// of a plan comment about several projects; the list at its top still
 	// names them (--hide-unchanged-plan-comments).
 	HideUnchangedPlans bool
+	// QuietPolicyChecks leaves out a project's policy section when every
+	// set passed (--quiet-policy-checks): only failures are told.
+	QuietPolicyChecks bool
 }
 
 func (r Renderer) exe() string {

@@ -16,7 +16,7 @@ func (r Renderer) CommandFor(command, dir, workspace, project string) string {
 // policies writes a plan's policy check section: each set's verdict and
 // conftest output, and for failed sets the approvals they have and need.
 func (r Renderer) policies(b *strings.Builder, res ProjectResult) {
-	if len(res.Policies) == 0 {
+	if len(res.Policies) == 0 || (r.QuietPolicyChecks && allPassed(res.Policies)) {
 		return
 	}
 	if atoll.PoliciesSatisfied(res.Policies) && allPassed(res.Policies) {

@@ -36,3 +36,24 @@ func TestPlanCommentPolicySection(t *testing.T) {
 		t.Errorf("passed section:\n%s", passed)
 	}
 }
+
+// --quiet-policy-checks: a project whose sets all passed gets no policy
+// section; a failure is still told in full.
+func TestQuietPolicyChecks(t *testing.T) {
+	r := markdown.Renderer{QuietPolicyChecks: true}
+	plan := func(checks ...atoll.PolicyCheck) string {
+		res := markdown.ProjectResult{Dir: "app", Workspace: "default", Command: atoll.JobPlan, Output: "Plan: 1 to add",
+			Summary: &atoll.Summary{Add: 1}, HasChanges: true, Policies: checks}
+		return strings.Join(r.Results("plan", []markdown.ProjectResult{res}, "<!-- m -->"), "")
+	}
+	if body := plan(atoll.PolicyCheck{PolicySet: "basics", Passed: true, Output: "1 test, 1 passed"}); strings.Contains(body, "Policy") {
+		t.Fatalf("a passing check was told:\n%s", body)
+	}
+	failed := plan(atoll.PolicyCheck{PolicySet: "strict", Output: "FAIL - denied", ApproveCount: 1},
+		atoll.PolicyCheck{PolicySet: "basics", Passed: true})
+	for _, want := range []string{"**Policy Check Failed**", "#### Policy Set: `strict` :x:", "FAIL - denied", "approve_policies"} {
+		if !strings.Contains(failed, want) {
+			t.Errorf("failed section lacks %q:\n%s", want, failed)
+		}
+	}
+}
