@@ -53,11 +53,11 @@ func (d *decoder) config(doc *yaml.Node) (*Config, error) {
 				err = d.errorf(f.val, f.name, "must be 2 or 3, got %d", cfg.Version)
 			}
 		case "automerge":
-			cfg.Automerge, err = d.optBoolean(f.val, f.name)
+			cfg.Automerge, err = d.boolPtr(f.val, f.name)
 		case "parallel_plan":
-			cfg.ParallelPlan, err = d.optBoolean(f.val, f.name)
+			cfg.ParallelPlan, err = d.boolPtr(f.val, f.name)
 		case "parallel_apply":
-			cfg.ParallelApply, err = d.optBoolean(f.val, f.name)
+			cfg.ParallelApply, err = d.boolPtr(f.val, f.name)
 		case "delete_source_branch_on_merge":
 			cfg.DeleteSourceBranchOnMerge, err = d.boolPtr(f.val, f.name)
 		case "abort_on_execution_order_fail":

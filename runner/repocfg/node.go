@@ -206,16 +206,6 @@ func (d *decoder) text(n *yaml.Node, path string) (string, error) {
 // boolean decodes a true/false value. Quoted strings are rejected; plain
 // YAML 1.1 spellings (yes/no/on/off) are accepted because yaml.v3, and so
 // Atlantis, accept them for bool fields.
-// optBoolean is boolean for a key whose absence means "the server's
-// default": it returns a pointer to the value.
-func (d *decoder) optBoolean(n *yaml.Node, path string) (*bool, error) {
-	b, err := d.boolean(n, path)
-	if err != nil {
-		return nil, err
-	}
-	return &b, nil
-}
-
 func (d *decoder) boolean(n *yaml.Node, path string) (bool, error) {
 	n = resolve(n)
 	if n.Kind == yaml.ScalarNode {

@@ -206,18 +206,6 @@ func (d *decoder) boolPtr(n *yaml.Node, p string) (*bool, error) {
 	return &b, nil
 }
 
-// modeOf returns the mode key of an already checked {mode: ...} mapping.
-func modeOf(n *yaml.Node) *string {
-	n = resolve(n)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == "mode" && !isNull(n.Content[i+1]) {
-			m := resolve(n.Content[i+1]).Value
-			return &m
-		}
-	}
-	return nil
-}
-
 // hooks decodes a list of workflow hooks: {run: cmd, description, shell,
 // shellArgs, commands}.
 func (d *decoder) hooks(n *yaml.Node, p string) ([]Hook, error) {
