@@ -150,6 +150,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 	if err != nil {
 		return nil, err
 	}
+	projects = r.authzPlanProjects(ctx, w, cmd.Name, root, projects)
 	w.log.Debug("projects selected", "projects", len(projects), "ms", time.Since(start).Milliseconds())
 	kind, err := resolvedKind(cmd, len(projects))
 	if err != nil {

@@ -65,6 +65,7 @@ type Config struct {
 	atlantisConfig // --automerge, --parallel-plan, --silence-*, ... (atlantisflags.go)
 
 	githubExtrasConfig // --emoji-reaction, --gh-team-allowlist (githubextras.go)
+	hookConfig         // --enable-regexp-cmd, --restrict-file-list (hookflags.go)
 	policyConfig       // --enable-policy-checks, --conftest-bin (policy.go)
 
 	// The active/standby pair (ha.go).

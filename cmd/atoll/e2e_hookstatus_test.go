@@ -2,11 +2,14 @@ package main_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	main "github.com/atollhq/atoll/cmd/atoll"
+	"github.com/atollhq/atoll/runner"
 )
 
 // Each workflow hook sets a commit status, as in Atlantis: named
@@ -43,5 +46,90 @@ func TestWorkflowHookStatuses(t *testing.T) {
 	}
 	if st := e.gh.status(sha, "atlantis/pre_workflow_hook: generate"); st != "" {
 		t.Fatalf("atlantis/pre_workflow_hook: generate = %q, want unset under --vcs-status-name", st)
+	}
+}
+
+// authzScript is a team_authz command in Atlantis's contract: its args,
+// then the command, owner/repo and owner/team per team; "pass" on the
+// last line allows. Only members of acme/prod-deployers apply project
+// prod; mallory may run nothing. It logs its argv and keeps its env.
+const authzScript = `#!/bin/sh
+echo "argv=$* user=$USER_NAME project=$PROJECT_NAME dir=$REPO_REL_PATH pull=$PULL_NUM" >> "$(dirname "$0")/calls.log"
+env > "$(dirname "$0")/env.log"
+[ "$1" = --mode ] && [ "$2" = strict ] || { echo "args missing"; exit 0; }
+shift 2
+if [ "$USER_NAME" = mallory ]; then echo "checking..."; echo "mallory is on leave"; exit 0; fi
+if [ "$1" = apply ] && [ "$PROJECT_NAME" = prod ]; then
+  for t in "$@"; do [ "$t" = acme/prod-deployers ] && { echo PASS; exit 0; }; done
+  echo "only acme/prod-deployers may apply prod"
+  exit 0
+fi
+echo pass
+`
+
+// team_authz (server-side repo config) decides who runs what, as
+// Atlantis's external team authorizer: once for the command (refused:
+// nothing runs, the reason is commented), then once per project (refused
+// projects are left out and told); it replaces --gh-team-allowlist.
+func TestTeamAuthz(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "authz.sh")
+	if err := os.WriteFile(script, []byte(authzScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := json.Marshal(map[string]any{"team_authz": map[string]any{"command": script, "args": []string{"--mode", "strict"}}})
+	config := "version: 3\nprojects:\n  - name: staging\n    dir: staging\n  - name: prod\n    dir: production\n"
+	e, x := newE2EExtras(t, map[string]string{
+		"atlantis.yaml":      config,
+		"staging/main.tf":    tfProject("staging", 1),
+		"production/main.tf": tfProject("production", 1),
+	}, func(c *main.Config) {
+		c.RepoConfigJSON = string(cfg)
+		var err error
+		// Ignored: team_authz replaces it (it would refuse every apply).
+		if c.GHTeamAllowlist, err = runner.ParseTeamAllowlist("nobody:apply,*:plan"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	x.mu.Lock()
+	x.teams["prod-deployers"], x.teams["devs"] = []string{"carol"}, []string{"alice"}
+	x.mu.Unlock()
+
+	e.open(1, "grow", map[string]string{
+		"staging/main.tf":    tfProject("staging", 2),
+		"production/main.tf": tfProject("production", 2),
+	}, "staging/main.tf", "production/main.tf")
+	mustContain(t, "autoplan", e.waitComment(1, 1), "atlantis apply -p staging", "atlantis apply -p prod")
+
+	e.commentAs("mallory", 1, "atlantis plan")
+	refused := e.waitComment(1, 2)
+	mustContain(t, "mallory's plan", refused, "@mallory is not allowed to run `plan` on this repository", "mallory is on leave", "Nothing was run")
+	if strings.Contains(refused, "checking...") {
+		t.Fatalf("the refusal quotes more than the last line:\n%s", refused)
+	}
+
+	e.commentAs("alice", 1, "atlantis apply")
+	mustContain(t, "alice's refused project", e.waitComment(1, 3), "team_authz refused some projects",
+		"@alice is not allowed to run `apply` for project `prod`", "only acme/prod-deployers may apply prod")
+	applied := e.waitComment(1, 4)
+	mustContain(t, "alice's apply", applied, "Apply complete!", "staging")
+	if strings.Contains(applied, "`production`") {
+		t.Fatalf("prod was applied for alice:\n%s", applied)
+	}
+
+	e.commentAs("carol", 1, "atlantis apply -p prod")
+	mustContain(t, "carol's apply", e.waitComment(1, 5), "Apply complete!")
+
+	calls, err := os.ReadFile(filepath.Join(dir, "calls.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "the command's calls", string(calls),
+		"argv=--mode strict plan acme/infra user=mallory project= dir= pull=1",
+		"argv=--mode strict apply acme/infra acme/devs user=alice project=prod dir=production pull=1",
+		"argv=--mode strict apply acme/infra acme/prod-deployers user=carol project=prod dir=production pull=1")
+	env, _ := os.ReadFile(filepath.Join(dir, "env.log"))
+	if strings.Contains(string(env), "gh-test-token") || strings.Contains(string(env), webhookSecret) {
+		t.Fatalf("a secret reached the team_authz command's environment:\n%s", env)
 	}
 }

@@ -297,6 +297,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 	c.githubExtrasConfig.configure(m.Runner)
+	c.hookConfig.configure(m.Runner, m.Logger)
 	if m.Runner.Policies, err = c.policyChecks(m.Runner.ServerConfig); err != nil {
 		return err
 	}
