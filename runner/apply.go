@@ -101,6 +101,8 @@ func (r *Runner) resolveApply(ctx context.Context, w *work, cmd *command.Command
 
 func selects(cmd *command.Command, j *atoll.Job) bool {
 	switch {
+	case cmd.ProjectRegexp != nil:
+		return j.Project != "" && cmd.ProjectRegexp.MatchString(j.Project)
 	case cmd.Project != "":
 		return j.Project == cmd.Project
 	case cmd.Dir != "" || cmd.Workspace != "":

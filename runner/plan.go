@@ -134,7 +134,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 	r.warnConfig(ctx, w, cfg)
 	var projects []repocfg.Project
 	if explicit {
-		projects, err = repocfg.Find(cfg, root, cmd.Project, cmd.Dir, cmd.Workspace)
+		projects, err = r.findTargeted(ctx, w, cfg, root, cmd)
 	} else {
 		// Autoplan skips projects with autoplan disabled; a plan comment
 		// plans every modified project, as in Atlantis.

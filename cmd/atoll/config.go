@@ -124,6 +124,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	atlantisFlags(fs, &c.atlantisConfig)
 	aliasFlags(fs)
 	githubExtrasFlags(fs, &c.githubExtrasConfig)
+	hookFlags(fs, &c.hookConfig)
 	policyFlags(fs, &c.policyConfig)
 	terraformFlags(fs, &c.terraformConfig)
 	c.secretFiles = map[string]*string{}

@@ -133,3 +133,64 @@ func TestTeamAuthz(t *testing.T) {
 		t.Fatalf("a secret reached the team_authz command's environment:\n%s", env)
 	}
 }
+
+// --enable-regexp-cmd: -p is a regular expression over whole project
+// names, for plan and apply; one that does not compile is answered.
+func TestEnableRegexpCmdE2E(t *testing.T) {
+	config := "version: 3\nprojects:\n  - name: dev-a\n    dir: dev/a\n  - name: dev-b\n    dir: dev/b\n  - name: prod\n    dir: prod\n"
+	e := newE2EWith(t, map[string]string{
+		"atlantis.yaml": config,
+		"dev/a/main.tf": tfProject("a", 1), "dev/b/main.tf": tfProject("b", 1), "prod/main.tf": tfProject("prod", 1),
+	}, func(c *main.Config) { c.EnableRegexpCmd = true })
+	e.open(1, "grow", map[string]string{
+		"dev/a/main.tf": tfProject("a", 2), "dev/b/main.tf": tfProject("b", 2), "prod/main.tf": tfProject("prod", 2),
+	}, "dev/a/main.tf", "dev/b/main.tf", "prod/main.tf")
+	mustContain(t, "autoplan", e.waitComment(1, 1), "atlantis apply -p dev-a", "atlantis apply -p dev-b", "atlantis apply -p prod")
+
+	e.comment(1, "atlantis apply -p dev-.*")
+	applied := e.waitComment(1, 2)
+	mustContain(t, "apply -p dev-.*", applied, "dev/a", "dev/b", "Apply complete!")
+	if strings.Contains(applied, "`prod`") {
+		t.Fatalf("prod was applied:\n%s", applied)
+	}
+	e.comment(1, "atlantis plan -p pro.")
+	mustContain(t, "plan -p pro.", e.waitComment(1, 3), "prod", "Plan: 2 to add")
+	e.comment(1, "atlantis plan -p dev-(")
+	mustContain(t, "invalid regexp", e.waitComment(1, 4), "not a regular expression")
+}
+
+// --restrict-file-list: a plan may target only what the pull request
+// modifies, as in Atlantis.
+func TestRestrictFileListE2E(t *testing.T) {
+	e := newE2EConfigured(t, func(c *main.Config) { c.RestrictFileList = true })
+	e.open(1, "grow", map[string]string{"staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
+	mustContain(t, "autoplan", e.waitComment(1, 1), "Plan: 2 to add")
+
+	e.comment(1, "atlantis plan -d production")
+	refused := e.waitComment(1, 2)
+	mustContain(t, "plan -d production", refused, `the dir "production" is not in the plan list of this pull request`)
+	if strings.Contains(refused, "Plan:") {
+		t.Fatalf("production was planned:\n%s", refused)
+	}
+	e.comment(1, "atlantis plan -d staging")
+	mustContain(t, "plan -d staging", e.waitComment(1, 3), "Plan: 2 to add")
+}
+
+// The flags parse from the command line and the environment.
+func TestHookFlagsParse(t *testing.T) {
+	base := []string{"--repo-allowlist", "github.com/acme/*"}
+	var c main.Config
+	if err := c.Parse(append(base, "--enable-regexp-cmd", "--restrict-file-list"), envOf(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if !c.EnableRegexpCmd || !c.RestrictFileList {
+		t.Fatalf("flags: %+v %+v", c.EnableRegexpCmd, c.RestrictFileList)
+	}
+	var env main.Config
+	if err := env.Parse(base, envOf(map[string]string{"ATOLL_ENABLE_REGEXP_CMD": "true", "ATLANTIS_RESTRICT_FILE_LIST": "true"})); err != nil {
+		t.Fatal(err)
+	}
+	if !env.EnableRegexpCmd || !env.RestrictFileList {
+		t.Fatalf("environment: %v %v", env.EnableRegexpCmd, env.RestrictFileList)
+	}
+}

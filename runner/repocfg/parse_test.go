@@ -113,13 +113,16 @@ func TestParseAllKeys(t *testing.T) {
 	}
 	want.Warnings = []string{
 		"atlantis.yaml line 6: `emoji_reaction` is accepted but not acted on by Atoll yet",
-		"atlantis.yaml line 8: `allowed_regexp_prefixes` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 11: `projects[0].branch` is accepted but not acted on by Atoll yet (the project is used whatever the base branch)",
 		"atlantis.yaml line 19: `projects[0].policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
 		"atlantis.yaml line 23: `projects[0].silence_pr_comments` is accepted but not acted on by Atoll yet",
 	}
 	if got := exported(cfg); !reflect.DeepEqual(got, exported(want)) {
 		t.Errorf("got  %+v\nwant %+v", got, exported(want))
+	}
+	// Acted on with --enable-regexp-cmd.
+	if want := []string{"dev/", "staging/"}; !reflect.DeepEqual(cfg.AllowedRegexpPrefixes, want) {
+		t.Errorf("AllowedRegexpPrefixes = %q, want %q", cfg.AllowedRegexpPrefixes, want)
 	}
 }
 
