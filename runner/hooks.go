@@ -34,7 +34,7 @@ func (r *Runner) withHooks(ctx context.Context, w *work, name string, cmd *comma
 		return run()
 	}
 	pre, post := r.ServerConfig.Hooks(serverRepoID(w.repo), w.pull.BaseRef)
-	pre, post = hooksFor(pre, name), hooksFor(post, name)
+	pre, post = hooksFor(pre, name, "pre"), hooksFor(post, name, "post")
 	if len(pre) > 0 {
 		jobs, err := r.DB.RequestJobs(ctx, w.req.ID)
 		if err != nil {
@@ -56,8 +56,9 @@ func (r *Runner) withHooks(ctx context.Context, w *work, name string, cmd *comma
 // <label>" (post_workflow_hook for post hooks), pending while it runs,
 // then success or failure; a hook may set the description of its success
 // by writing it to the file named by OUTPUT_STATUS_FILE. It reports
-// whether every hook succeeded; the first failure ends the pre hooks when
-// they stop the command.
+// whether every hook succeeded; the first failure ends the hooks, as in
+// Atlantis (and, with --fail-on-pre-workflow-hook-error, a pre hook's
+// stops the command).
 func (r *Runner) runHooks(ctx context.Context, w *work, which, name string, cmd *command.Command, hooks []repocfg.Hook) bool {
 	if len(hooks) == 0 {
 		return true
@@ -78,9 +79,8 @@ func (r *Runner) runHooks(ctx context.Context, w *work, which, name string, cmd 
 	} else {
 		defer os.RemoveAll(statusDir)
 	}
-	ok := true
 	for i, h := range hooks {
-		label := hookLabel(which, i, h)
+		label := h.Description
 		kind := which + "_workflow_hook"
 		r.status(ctx, w, w.pull.HeadSHA, kind, label, vcs.StatusPending, hookStatusDescription(vcs.StatusPending, ""), r.pullURL(w))
 		hookEnv, statusFile := env, ""
@@ -99,12 +99,10 @@ func (r *Runner) runHooks(ctx context.Context, w *work, which, name string, cmd 
 		w.log.Warn(which+" workflow hook failed", "hook", label, "err", err)
 		r.status(ctx, w, w.pull.HeadSHA, kind, label, vcs.StatusFailure, hookStatusDescription(vcs.StatusFailure, ""), r.pullURL(w))
 		r.hookFailed(ctx, w, which, name, label, err, out)
-		if stops {
-			return false
-		}
-		ok = false
+		// As in Atlantis, the first failure ends the phase's hooks.
+		return false
 	}
-	return ok
+	return true
 }
 
 // hookLabel names a hook in its commit status and comments: its
@@ -163,11 +161,14 @@ func (r *Runner) hookFailed(ctx context.Context, w *work, which, name, label str
 	}
 }
 
-// hooksFor keeps the hooks whose commands include command.
-func hooksFor(hooks []repocfg.Hook, command string) []repocfg.Hook {
+// hooksFor keeps the hooks whose commands include command, each with a
+// description: a hook without one is named by hookLabel after its place
+// among all the phase's hooks, as Atlantis numbers them.
+func hooksFor(hooks []repocfg.Hook, command, which string) []repocfg.Hook {
 	var out []repocfg.Hook
-	for _, h := range hooks {
+	for i, h := range hooks {
 		if h.RunsFor(command) {
+			h.Description = hookLabel(which, i, h)
 			out = append(out, h)
 		}
 	}

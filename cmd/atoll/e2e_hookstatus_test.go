@@ -15,16 +15,22 @@ import (
 // Each workflow hook sets a commit status, as in Atlantis: named
 // "<--vcs-status-name>/pre_workflow_hook: <description>" (or Atlantis's
 // "Pre workflow hook #N" without one), pending while it runs, then success
-// with what the hook wrote to $OUTPUT_STATUS_FILE, or failure.
+// with what the hook wrote to $OUTPUT_STATUS_FILE, or failure. The first
+// failure ends the phase's hooks.
 func TestWorkflowHookStatuses(t *testing.T) {
+	skipped := filepath.Join(t.TempDir(), "skipped")
 	cfg, _ := json.Marshal(map[string]any{"repos": []any{map[string]any{
 		"id": "/.*/",
 		"pre_workflow_hooks": []any{
 			map[string]any{"run": `echo "generated 3 configs" > "$OUTPUT_STATUS_FILE"`, "description": "generate"},
 			map[string]any{"run": "exit 2"},
+			// After a failure the phase's hooks stop, as in Atlantis.
+			map[string]any{"run": "touch " + skipped, "description": "never"},
 		},
 		"post_workflow_hooks": []any{
-			map[string]any{"run": "true", "description": "notify"},
+			// Not run for a plan, but counted in the numbering.
+			map[string]any{"run": "true", "commands": "apply"},
+			map[string]any{"run": "true"},
 		},
 	}}})
 	e := newE2EWith(t, map[string]string{"staging/main.tf": tfProject("staging", 1)}, func(c *main.Config) {
@@ -38,11 +44,17 @@ func TestWorkflowHookStatuses(t *testing.T) {
 
 	e.waitStatus(sha, "infra-bot/pre_workflow_hook: generate", "success", "generated 3 configs")
 	e.waitStatus(sha, "infra-bot/pre_workflow_hook: Pre workflow hook #1", "failure", "failed.")
-	e.waitStatus(sha, "infra-bot/post_workflow_hook: notify", "success", "succeeded.")
-	for _, c := range []string{"infra-bot/pre_workflow_hook: generate", "infra-bot/post_workflow_hook: notify"} {
+	e.waitStatus(sha, "infra-bot/post_workflow_hook: Post workflow hook #1", "success", "succeeded.")
+	for _, c := range []string{"infra-bot/pre_workflow_hook: generate", "infra-bot/post_workflow_hook: Post workflow hook #1"} {
 		if h := e.gh.statusHistory(sha, c); len(h) != 2 || h[0].State != "pending" || h[0].Description != "in progress..." {
 			t.Fatalf("%s: history %+v, want pending (in progress...) then the outcome", c, h)
 		}
+	}
+	if _, err := os.Stat(skipped); err == nil || e.gh.status(sha, "infra-bot/pre_workflow_hook: never") != "" {
+		t.Fatalf("a pre hook after a failed one ran (status %q)", e.gh.status(sha, "infra-bot/pre_workflow_hook: never"))
+	}
+	if st := e.gh.status(sha, "infra-bot/post_workflow_hook: Post workflow hook #0"); st != "" {
+		t.Fatalf("the apply-only post hook has a status after a plan: %q", st)
 	}
 	if st := e.gh.status(sha, "atlantis/pre_workflow_hook: generate"); st != "" {
 		t.Fatalf("atlantis/pre_workflow_hook: generate = %q, want unset under --vcs-status-name", st)
