@@ -14,6 +14,8 @@ import (
 	"github.com/atollhq/atoll/procs"
 	"github.com/atollhq/atoll/runner/repocfg"
 	"github.com/atollhq/atoll/runner/terraform"
+	"github.com/atollhq/atoll/vcs"
+	"github.com/atollhq/atoll/vcs/local"
 )
 
 // runTeamAuthz follows Atlantis's contract: args, then command, owner/repo
@@ -68,5 +70,25 @@ func TestRunTeamAuthz(t *testing.T) {
 	defer cancel()
 	if ok, _, err := r.runTeamAuthz(ctx, w, sh("sleep 20; echo pass"), "plan", nil, authzTarget{}); ok || err == nil {
 		t.Fatalf("a command that does not finish: ok=%v err=%v, want refused with an error", ok, err)
+	}
+}
+
+// A cancel comment acts at intake: under team_authz the command is asked
+// there, so that someone it refuses cancels nothing.
+func TestIntakeAuthz(t *testing.T) {
+	tmp := t.TempDir()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a := &repocfg.TeamAuthz{Command: "/bin/sh", Args: []string{"-c", `[ "$USER_NAME" = mallory ] && echo no || echo pass`, "authz"}}
+	r := &Runner{Logger: logger, Providers: map[string]vcs.Provider{"test": &local.Provider{}},
+		ServerConfig: &repocfg.ServerConfig{TeamAuthz: a},
+		Terraform:    terraform.Runner{Procs: &procs.Registry{Dir: filepath.Join(tmp, "procs")}}}
+	ev := func(user string) *vcs.Event {
+		return &vcs.Event{Kind: vcs.EventComment, Repo: atoll.Repo{VCS: "test", Owner: "acme", Name: "infra"}, Pull: atoll.Pull{Number: 1}, User: user}
+	}
+	if !r.intakeTeamAllows(t.Context(), ev("alice"), "cancel") {
+		t.Fatal("alice's cancel was refused")
+	}
+	if r.intakeTeamAllows(t.Context(), ev("mallory"), "cancel") {
+		t.Fatal("mallory's cancel was allowed")
 	}
 }
