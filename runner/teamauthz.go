@@ -69,13 +69,12 @@ func (r *Runner) runTeamAuthz(ctx context.Context, w *work, a *repocfg.TeamAuthz
 		return false, "", fmt.Errorf("team_authz %s: %w", a.Command, err)
 	}
 	out = strings.TrimSpace(out)
-	last := out[strings.LastIndexByte(out, '\n')+1:]
-	last = strings.TrimSpace(last)
+	last := strings.TrimSpace(out[strings.LastIndexByte(out, '\n')+1:])
 	if strings.EqualFold(last, "pass") {
 		return true, "", nil
 	}
-	if len(last) > teamAuthzReasonMax {
-		last = last[:teamAuthzReasonMax] + "…"
+	if r := []rune(last); len(r) > teamAuthzReasonMax {
+		last = string(r[:teamAuthzReasonMax]) + "…"
 	}
 	return false, last, nil
 }
