@@ -88,6 +88,7 @@ func (r *Runner) resolveApply(ctx context.Context, w *work, cmd *command.Command
 		selected = append(selected, &atoll.Job{Kind: atoll.JobApply, RequestID: w.req.ID, PullID: w.pull.ID, ProjectID: pj.ProjectID,
 			HeadSHA: p.HeadSHA, User: w.req.User, Repo: pj.Repo, Pull: pj.Pull, Project: pj.Project, Dir: pj.Dir, Workspace: pj.Workspace, Spec: spec})
 	}
+	selected = r.authzApplyJobs(ctx, w, selected)
 	err = r.DB.Update(ctx, func(tx *store.Tx) error {
 		for _, j := range selected {
 			if err := tx.InsertJob(j); err != nil {
@@ -101,6 +102,8 @@ func (r *Runner) resolveApply(ctx context.Context, w *work, cmd *command.Command
 
 func selects(cmd *command.Command, j *atoll.Job) bool {
 	switch {
+	case cmd.ProjectRegexp != nil:
+		return j.Project != "" && cmd.ProjectRegexp.MatchString(j.Project)
 	case cmd.Project != "":
 		return j.Project == cmd.Project
 	case cmd.Dir != "" || cmd.Workspace != "":

@@ -142,7 +142,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 	r.warnConfig(ctx, w, cfg)
 	var projects []repocfg.Project
 	if explicit {
-		projects, err = repocfg.Find(cfg, root, cmd.Project, cmd.Dir, cmd.Workspace)
+		projects, err = r.findTargeted(ctx, w, cfg, root, cmd)
 	} else {
 		// Autoplan skips projects with autoplan disabled; a plan comment
 		// plans every modified project, as in Atlantis.
@@ -158,6 +158,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 	if err != nil {
 		return nil, err
 	}
+	projects = r.authzPlanProjects(ctx, w, cmd.Name, root, projects)
 	w.log.Debug("projects selected", "projects", len(projects), "ms", time.Since(start).Milliseconds())
 	kind, err := resolvedKind(cmd, len(projects))
 	if err != nil {

@@ -123,6 +123,9 @@ type Runner struct {
 	// teamallowlist.go.
 	EmojiReaction string
 	TeamAllowlist TeamAllowlist
+	// RestrictFileList refuses a plan with -d or -p that targets what the
+	// pull request does not modify (--restrict-file-list).
+	RestrictFileList bool
 	// Policies runs conftest policy checks after plans
 	// (--enable-policy-checks); nil runs none.
 	Policies *PolicyChecks

@@ -3,10 +3,12 @@ package runner
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/url"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/markdown"
@@ -28,10 +30,25 @@ func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo
 	if label != "" {
 		name += ": " + label
 	}
-	st.Context = name
+	st.Context = truncateContext(name)
 	if err := p.SetStatus(ctx, *repo, sha, st); err != nil {
 		r.Logger.Error("set commit status", "repo", repo.FullName(), "context", name, "err", err)
 	}
+}
+
+// maxStatusContext is the longest context a host keeps (GitHub: 255).
+const maxStatusContext = 255
+
+// truncateContext shortens a context longer than maxStatusContext, as
+// Atlantis does, ending it with a hash of the whole so that two long
+// contexts with the same beginning stay apart.
+func truncateContext(s string) string {
+	if utf8.RuneCountInString(s) <= maxStatusContext {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	suffix := fmt.Sprintf("-%x", sum[:4])
+	return string([]rune(s)[:maxStatusContext-len(suffix)]) + suffix
 }
 
 // status sets a commit status of the request's pull request without

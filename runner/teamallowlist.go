@@ -74,6 +74,9 @@ func (a TeamAllowlist) teamsFor(cmd string) []string {
 // user belongs to no team allowed to run cmd. Only requests from the
 // host's webhooks are checked, on hosts with teams (GitHub).
 func (r *Runner) teamAllowed(ctx context.Context, w *work, cmd string) (bool, error) {
+	if a := r.teamAuthz(); a != nil { // team_authz replaces the list, as in Atlantis
+		return r.externalAllowed(ctx, w, a, cmd)
+	}
 	if len(r.TeamAllowlist) == 0 || cmd == command.Help || (w.req.Source != atoll.SourcePRComment && w.req.Source != atoll.SourceWebhook) {
 		return true, nil
 	}
@@ -116,6 +119,9 @@ func (r *Runner) teamAllowed(ctx context.Context, w *work, cmd string) (bool, er
 // nothing. When the lookup fails or refuses, the request is still queued:
 // its turn answers with teamAllowed's comment.
 func (r *Runner) intakeTeamAllows(ctx context.Context, ev *vcs.Event, cmd string) bool {
+	if a := r.teamAuthz(); a != nil {
+		return r.intakeAuthz(ctx, ev, a, cmd)
+	}
 	if len(r.TeamAllowlist) == 0 || (ev.Source != "" && ev.Source != atoll.SourcePRComment) || r.TeamAllowlist.Allows(nil, cmd) {
 		return true
 	}

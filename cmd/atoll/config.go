@@ -65,6 +65,7 @@ type Config struct {
 	atlantisConfig // --automerge, --parallel-plan, --silence-*, ... (atlantisflags.go)
 
 	githubExtrasConfig // --emoji-reaction, --gh-team-allowlist (githubextras.go)
+	hookConfig         // --enable-regexp-cmd, --restrict-file-list (hookflags.go)
 	policyConfig       // --enable-policy-checks, --conftest-bin (policy.go)
 	miscConfig         // --autodiscover-mode (autodiscover.go)
 	locksConfig        // --disable-repo-locking (locksflags.go)
@@ -126,6 +127,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	atlantisFlags(fs, &c.atlantisConfig)
 	aliasFlags(fs)
 	githubExtrasFlags(fs, &c.githubExtrasConfig)
+	hookFlags(fs, &c.hookConfig)
 	policyFlags(fs, &c.policyConfig)
 	miscFlags(fs, &c.miscConfig)
 	locksFlags(fs, &c.locksConfig)

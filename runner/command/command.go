@@ -1,5 +1,7 @@
 package command
 
+import "regexp"
+
 // Name is a command name such as "plan". The constants below are untyped so
 // that they compare directly with Command.Name, which is a plain string.
 type Name string
@@ -44,6 +46,10 @@ type Command struct {
 	Verbose   bool     // append Atoll's log to the reply
 	ExtraArgs []string // words after "--", for terraform; nil when none
 
+	// ProjectRegexp is Project as a regular expression over project
+	// names, whole names only (--enable-regexp-cmd); nil otherwise.
+	ProjectRegexp *regexp.Regexp
+
 	// apply only.
 	AutoMergeDisabled bool   // --auto-merge-disabled
 	AutoMergeMethod   string // --auto-merge-method: merge, rebase or squash
@@ -64,6 +70,9 @@ type Parser struct {
 	// DisableApplyAll refuses an apply that names no project, directory
 	// or workspace (--disable-apply-all).
 	DisableApplyAll bool
+	// EnableRegexpCmd reads -p/--project as a regular expression over
+	// project names (--enable-regexp-cmd, as Atlantis).
+	EnableRegexpCmd bool
 	// BlockedExtraArgs are more terraform flag prefixes comments may not
 	// pass (--blocked-extra-args), next to -chdir and -plugin-dir.
 	BlockedExtraArgs []string

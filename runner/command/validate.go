@@ -41,6 +41,14 @@ func (p Parser) validate(cmd *Command) *atoll.Error {
 		if cmd.Dir != "" || cmd.Workspace != "" {
 			return p.usageError(cmd.Name, "cannot use -p/--project at same time as -d/--dir or -w/--workspace")
 		}
+		if p.EnableRegexpCmd {
+			// RE2: matching takes linear time whatever the comment says.
+			re, err := regexp.Compile("^(?:" + cmd.Project + ")$")
+			if err != nil {
+				return p.usageError(cmd.Name, "invalid -p/--project %s: not a regular expression (%v)", quote(cmd.Project), err)
+			}
+			cmd.ProjectRegexp = re
+		}
 	}
 	if cmd.PolicySet != "" {
 		if msg := checkProject(cmd.PolicySet); msg != "" {

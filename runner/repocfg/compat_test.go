@@ -159,7 +159,6 @@ func TestParseAtlantisReference(t *testing.T) {
 	wantWarnings := []string{
 		"atlantis.yaml line 11: `emoji_reaction` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 40: `projects[1].policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
-		"atlantis.yaml line 81: `allowed_regexp_prefixes` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 83: `policies` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
 	}
 	if !reflect.DeepEqual(cfg.Warnings, wantWarnings) {

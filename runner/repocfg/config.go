@@ -47,6 +47,10 @@ type Config struct {
 	// repo config entries matching the repository and base branch.
 	PreWorkflowHooks  []Hook
 	PostWorkflowHooks []Hook
+	// AllowedRegexpPrefixes, when not empty, are the prefixes a -p regular
+	// expression (--enable-regexp-cmd) must start with to select more
+	// than one project.
+	AllowedRegexpPrefixes []string
 
 	// overrides are the project keys the file sets that the server must
 	// allow (allowed_overrides), and workflowsLine where workflows is.

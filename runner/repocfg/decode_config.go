@@ -63,7 +63,7 @@ func (d *decoder) config(doc *yaml.Node) (*Config, error) {
 		case "abort_on_execution_order_fail":
 			cfg.AbortOnExecutionOrderFail, err = d.boolean(f.val, f.name)
 		case "allowed_regexp_prefixes":
-			err = d.warnIfList(f, f.name, nil, "")
+			cfg.AllowedRegexpPrefixes, err = d.strList(f.val, f.name, nil)
 		case "emoji_reaction":
 			var s string
 			if s, err = d.str(f.val, f.name); err == nil && s != "" {

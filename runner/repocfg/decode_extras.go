@@ -23,15 +23,6 @@ func (d *decoder) warnIfTrue(f field, path, why string) error {
 	return err
 }
 
-// warnIfList decodes a list of strings and warns when it is not empty.
-func (d *decoder) warnIfList(f field, path string, check func(item *yaml.Node, path, s string) error, why string) error {
-	l, err := d.strList(f.val, path, check)
-	if err == nil && len(l) > 0 {
-		d.warn(f.key, path, why)
-	}
-	return err
-}
-
 // Lock modes (repo_locks.mode): which command takes a project's lock.
 const (
 	LockOnPlan   = "on_plan"  // plan takes it (Atlantis's default)

@@ -116,7 +116,6 @@ func TestParseAllKeys(t *testing.T) {
 	}
 	want.Warnings = []string{
 		"atlantis.yaml line 6: `emoji_reaction` is accepted but not acted on by Atoll yet",
-		"atlantis.yaml line 8: `allowed_regexp_prefixes` is accepted but not acted on by Atoll yet",
 		"atlantis.yaml line 19: `projects[0].policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
 	}
 	if b := cfg.Projects[0].Branch; b == nil || b.String() != "main" {
@@ -125,6 +124,10 @@ func TestParseAllKeys(t *testing.T) {
 	cfg.Projects[0].Branch = nil
 	if got := exported(cfg); !reflect.DeepEqual(got, exported(want)) {
 		t.Errorf("got  %+v\nwant %+v", got, exported(want))
+	}
+	// Acted on with --enable-regexp-cmd.
+	if want := []string{"dev/", "staging/"}; !reflect.DeepEqual(cfg.AllowedRegexpPrefixes, want) {
+		t.Errorf("AllowedRegexpPrefixes = %q, want %q", cfg.AllowedRegexpPrefixes, want)
 	}
 }
 

@@ -19,6 +19,8 @@ type ServerConfig struct {
 	Workflows map[string]Workflow
 	// Policies are the conftest policy sets (nil: none configured).
 	Policies *Policies
+	// TeamAuthz is the external authorization command (nil: none).
+	TeamAuthz *TeamAuthz
 	// Warnings are the keys parsed and checked but not acted on by Atoll,
 	// one message each, as in Config.Warnings.
 	Warnings []string
@@ -144,9 +146,9 @@ func regexValue(s string) (string, bool) {
 	return "", false
 }
 
-// serverTopKeys are the top-level keys of a server config. metrics,
-// team_authz and external_stores configure Atlantis itself; they are
-// checked to be mappings and otherwise ignored, with a warning.
+// serverTopKeys are the top-level keys of a server config. metrics and
+// external_stores configure Atlantis itself; they are checked to be
+// mappings and otherwise ignored, with a warning.
 var serverTopKeys = keySet("repos", "workflows", "policies", "metrics", "team_authz", "external_stores")
 
 // serverRepoKeys are the keys of a repos entry.

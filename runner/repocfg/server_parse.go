@@ -50,7 +50,9 @@ func ParseServerConfig(name string, data []byte) (*ServerConfig, error) {
 			}
 		case "policies":
 			sc.Policies, err = d.serverPolicies(f.val, f.name)
-		case "metrics", "team_authz", "external_stores":
+		case "team_authz":
+			sc.TeamAuthz, err = d.teamAuthz(f.val, f.name)
+		case "metrics", "external_stores":
 			if _, err = d.fields(f.val, f.name); err == nil {
 				d.warn(f.key, f.name, "")
 			}

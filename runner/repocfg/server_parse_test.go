@@ -177,3 +177,28 @@ func TestParseServerConfigRejects(t *testing.T) {
 		})
 	}
 }
+
+// team_authz is Atlantis's external authorizer: command (required), args.
+func TestParseServerTeamAuthz(t *testing.T) {
+	sc, err := repocfg.ParseServerConfig("repos.yaml", []byte("team_authz:\n  command: /scripts/authz.sh\n  args: [--env, prod]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.TeamAuthz == nil || sc.TeamAuthz.Command != "/scripts/authz.sh" || !reflect.DeepEqual(sc.TeamAuthz.Args, []string{"--env", "prod"}) {
+		t.Fatalf("TeamAuthz = %+v", sc.TeamAuthz)
+	}
+	if len(sc.Warnings) != 0 {
+		t.Fatalf("warnings %q: team_authz is acted on", sc.Warnings)
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"team_authz:\n  args: [x]\n", "repos.yaml line 2: team_authz.command: is required"},
+		{"team_authz:\n  command: x\n  arg: [y]\n", `repos.yaml line 3: team_authz: unknown key "arg"`},
+		{"team_authz:\n  command: x\n  args: y\n", "repos.yaml line 3: team_authz.args: must be a list of strings"},
+		{"team_authz: /x\n", "repos.yaml line 1: team_authz: must be a mapping"},
+	} {
+		_, err := repocfg.ParseServerConfig("repos.yaml", []byte(tt.in))
+		if err == nil || !strings.HasPrefix(atoll.ErrorMessage(err), tt.want) {
+			t.Errorf("%q: got %v, want %s", tt.in, err, tt.want)
+		}
+	}
+}
