@@ -28,7 +28,7 @@ const hookOutputTail = 3000
 // after the results are reported. Pre hooks run once per request: a
 // request resumed after a restart, whose jobs exist, does not run them
 // again. A failing hook is told in a comment and does not stop the
-// command (Atlantis's default).
+// command (Atlantis's default) unless FailOnPreWorkflowHookError says so.
 func (r *Runner) withHooks(ctx context.Context, w *work, name string, cmd *command.Command, run func() error) error {
 	if r.ServerConfig == nil {
 		return run()
