@@ -301,6 +301,9 @@ func (m *Main) Run(ctx context.Context) error {
 	c.githubExtrasConfig.configure(m.Runner)
 	c.locksConfig.configure(m.Runner)
 	c.labelsConfig.configure(m.Runner)
+	if err := c.fileListConfig.configure(m.Runner); err != nil {
+		return err
+	}
 	c.hookConfig.configure(m.Runner, m.Logger)
 	if m.Runner.Policies, err = c.policyChecks(m.Runner.ServerConfig); err != nil {
 		return err

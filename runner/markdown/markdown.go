@@ -60,6 +60,10 @@ type Renderer struct {
 	// DisableFolding shows Terraform's output in plain code blocks rather
 	// than collapsed <details> (--disable-markdown-folding).
 	DisableFolding bool
+	// RawPlanOutput shows plan output as Terraform prints it, change
+	// markers indented, as Atlantis does by default; Atoll moves them to
+	// the start of the line unless set (--enable-diff-markdown-format=false).
+	RawPlanOutput bool
 	// HideUnchangedPlans leaves the projects whose plan has no changes out
 	// of a plan comment about several projects; the list at its top still
 	// names them (--hide-unchanged-plan-comments).
@@ -182,7 +186,11 @@ func (r Renderer) project(b *strings.Builder, res ProjectResult) {
 		r.stateChanged(b, res)
 	case res.Command == atoll.JobPlan:
 		if strings.TrimSpace(res.Output) != "" {
-			r.details(b, "diff", diffSigns(res.Output))
+			out := res.Output
+			if !r.RawPlanOutput {
+				out = diffSigns(out)
+			}
+			r.details(b, "diff", out)
 			b.WriteString("\n")
 		}
 		if line := planLine(res); line != "" {

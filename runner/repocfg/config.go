@@ -51,6 +51,11 @@ type Config struct {
 	// expression (--enable-regexp-cmd) must start with to select more
 	// than one project.
 	AllowedRegexpPrefixes []string
+	// AutoplanFileList, when not nil, are the doublestar globs over
+	// repo-relative paths (--autoplan-file-list) deciding which changed
+	// files autodiscover their directory; nil keeps the built-in rule
+	// (see discover).
+	AutoplanFileList []string
 
 	// overrides are the project keys the file sets that the server must
 	// allow (allowed_overrides), and workflowsLine where workflows is.

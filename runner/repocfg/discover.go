@@ -5,11 +5,14 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // discover finds projects without a config, following Atlantis:
 //
-//   - only changes to *.tf, *.tf.json, *.tfvars and *.tfvars.json count;
+//   - only changes to *.tf, *.tf.json, *.tofu, *.tofu.json, *.tfvars and
+//     *.tfvars.json count, or, when fileList is not nil
+//     (--autoplan-file-list), to files one of its globs matches;
 //   - a changed file's directory is a project (workspace default) if it holds
 //     *.tf or *.tf.json files;
 //   - a change anywhere under a "modules" directory plans the directory that
@@ -17,12 +20,12 @@ import (
 //     that holds Terraform files: a module is not a root module;
 //   - a change in an "env" directory without Terraform files (e.g.
 //     env/prod.tfvars) plans the parent directory.
-func discover(repoRoot string, files []string) ([]Project, error) {
+func discover(repoRoot string, files, fileList []string) ([]Project, error) {
 	has := tfCache{root: repoRoot, seen: map[string]bool{}}
 	found := map[string]bool{}
 	var out []Project
 	for _, f := range files {
-		if !isTerraformChange(path.Base(f)) {
+		if !autoplanFile(f, fileList) {
 			continue
 		}
 		dir, ok, err := projectDir(&has, path.Dir(f))
@@ -79,4 +82,44 @@ func (c *tfCache) check(dir string) (bool, error) {
 	}
 	c.seen[dir] = ok
 	return ok, nil
+}
+
+// autoplanFile reports whether a change to f (repo-relative) can autoplan
+// its directory: a match of one of fileList's globs, or, when fileList is
+// nil, a Terraform configuration or variable file.
+func autoplanFile(f string, fileList []string) bool {
+	if fileList == nil {
+		return isTerraformChange(path.Base(f))
+	}
+	for _, pat := range fileList {
+		if doublestar.MatchUnvalidated(pat, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseAutoplanFileList splits --autoplan-file-list (comma-separated
+// doublestar globs) and checks each; "" yields nil, the built-in rule.
+func ParseAutoplanFileList(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, pat := range strings.Split(s, ",") {
+		pat = strings.TrimSpace(pat)
+		switch {
+		case pat == "":
+			continue
+		case strings.HasPrefix(pat, "!"):
+			return nil, atoll.Errorf(atoll.EINVALID, "--autoplan-file-list: exclusion %q is not supported", pat)
+		case !doublestar.ValidatePattern(pat):
+			return nil, atoll.Errorf(atoll.EINVALID, "--autoplan-file-list: invalid pattern %q", pat)
+		}
+		out = append(out, pat)
+	}
+	if out == nil {
+		return nil, atoll.Errorf(atoll.EINVALID, "--autoplan-file-list: no patterns in %q", s)
+	}
+	return out, nil
 }

@@ -81,6 +81,13 @@ func (cfg *Config) Discovers() bool {
 	return len(cfg.projects()) == 0
 }
 
+func (cfg *Config) autoplanFileList() []string {
+	if cfg == nil {
+		return nil
+	}
+	return cfg.AutoplanFileList
+}
+
 func (cfg *Config) projects() []Project {
 	if cfg == nil {
 		return nil
@@ -95,7 +102,7 @@ func (cfg *Config) discovered(repoRoot string, files []string) ([]Project, error
 	if !cfg.Discovers() {
 		return nil, nil
 	}
-	found, err := discover(repoRoot, files)
+	found, err := discover(repoRoot, files, cfg.autoplanFileList())
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +158,7 @@ func Affected(cfg *Config, repoRoot, name, dir, workspace string, changedFiles [
 		}
 	}
 	if len(cfg.projects()) == 0 {
-		found, err := discover(repoRoot, files)
+		found, err := discover(repoRoot, files, cfg.autoplanFileList())
 		if err != nil {
 			return false, err
 		}

@@ -27,6 +27,9 @@ type ServerConfig struct {
 	// AutodiscoverMode is the mode when neither a matching entry nor the
 	// repository's file sets autodiscover (--autodiscover-mode); "" is auto.
 	AutodiscoverMode string
+	// AutoplanFileList is --autoplan-file-list, copied by Load into
+	// Config.AutoplanFileList; nil keeps the built-in rule.
+	AutoplanFileList []string
 }
 
 // ServerRepo is one entry of repos. Nil slices and pointers mean "not

@@ -164,6 +164,7 @@ func (s *ServerConfig) Load(root, id, baseBranch string) (*Config, error) {
 		return nil, err
 	}
 	out.PreWorkflowHooks, out.PostWorkflowHooks = s.Hooks(id, baseBranch)
+	out.AutoplanFileList = s.AutoplanFileList
 	out.Projects = forBranch(out.Projects, baseBranch)
 	return out, nil
 }
