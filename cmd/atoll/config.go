@@ -70,6 +70,7 @@ type Config struct {
 	miscConfig         // --autodiscover-mode (autodiscover.go)
 	locksConfig        // --disable-repo-locking (locksflags.go)
 	labelsConfig       // --disable-*-label, --silence-vcs-status-*, ... (labelsflags.go)
+	bypassConfig       // --gh-allow-mergeable-bypass-apply (bypassflags.go)
 
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
@@ -132,6 +133,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	miscFlags(fs, &c.miscConfig)
 	locksFlags(fs, &c.locksConfig)
 	labelsFlags(fs, &c.labelsConfig)
+	bypassFlags(fs, &c.bypassConfig)
 	terraformFlags(fs, &c.terraformConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {
