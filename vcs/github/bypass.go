@@ -67,7 +67,7 @@ func (p *Provider) bypassApply(ctx context.Context, gh *github.Client, repo atol
 	required := map[string]bool{}
 	checks, _, err := gh.Repositories.GetRequiredStatusChecks(ctx, repo.Owner, repo.Name, base)
 	switch {
-	case errors.Is(err, github.ErrBranchNotProtected) || errorCode(err) == atoll.ENOTFOUND:
+	case noRequiredChecks(err):
 		// No classic protection, or no required checks in it.
 	case err != nil:
 		return false, "", apiError(err, "get required status checks of %s branch %s (the token needs read access to branch protection)", repo.FullName(), base)
@@ -132,6 +132,17 @@ func (p *Provider) bypassApply(ctx context.Context, gh *github.Client, repo atol
 		}
 	}
 	return true, "", nil
+}
+
+// noRequiredChecks tells GitHub's two 404s that mean "nothing required"
+// from a bare "Not Found", which may hide a token that may not look.
+func noRequiredChecks(err error) bool {
+	if errors.Is(err, github.ErrBranchNotProtected) {
+		return true
+	}
+	var er *github.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusNotFound &&
+		strings.Contains(er.Message, "not enabled")
 }
 
 func (p *Provider) statusName() string {

@@ -77,6 +77,11 @@ func TestGetPullMergeableBypassApply(t *testing.T) {
 			required: []string{"atlantis/apply"}}, want: false},
 		{name: "lookalike context", state: "blocked", bypass: true, prot: fakeProtection{
 			required: []string{"atlantis/applyx"}}, want: false},
+		{name: "protected without required checks", state: "blocked", bypass: true, prot: fakeProtection{
+			required: []string{}}, want: true},
+		{name: "not protected, ruleset requires apply", state: "blocked", bypass: true, prot: fakeProtection{rules: []map[string]any{
+			{"type": "required_status_checks", "parameters": map[string]any{"strict_required_status_checks_policy": true,
+				"required_status_checks": []map[string]any{{"context": "atlantis/apply: dir1/default"}}}}}}, want: true},
 		{name: "not blocked: clean", state: "clean", bypass: true, prot: fakeProtection{required: []string{"ci/lint"}}, want: true},
 		{name: "not blocked: dirty", state: "dirty", bypass: true, prot: fakeProtection{required: []string{"atlantis/apply"}}, want: false},
 		{name: "flag off", state: "blocked", bypass: false, prot: fakeProtection{required: []string{"atlantis/apply"}}, want: false},
@@ -109,25 +114,33 @@ func TestGetPullMergeableBypassApply(t *testing.T) {
 }
 
 // A token that may not read branch protection cannot tell what blocks:
-// not mergeable, and the log says why.
+// not mergeable, and the log says why. GitHub answers 403, or a bare 404
+// where the repository hides its protection.
 func TestGetPullMergeableBypassForbidden(t *testing.T) {
-	f := newFake(t)
-	f.setPullFields(t, map[string]any{"mergeable": true, "mergeable_state": "blocked"})
-	f.protection = fakeProtection{branch: "main", required: []string{"atlantis/apply"}, protectionStatus: 403}
-	p, logs := bypassProvider(t, f, true, "")
-	got, err := p.GetPull(context.Background(), helloWorld, pullNum)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Mergeable {
-		t.Error("Mergeable = true, want false when the protection cannot be read")
-	}
-	for _, want := range []string{"level=ERROR", "not mergeable", "required status checks", "Resource not accessible by integration"} {
-		if !strings.Contains(logs.String(), want) {
-			t.Errorf("log lacks %q:\n%s", want, logs.String())
-		}
-	}
-	if strings.Contains(logs.String(), "ghp_secrettoken") {
-		t.Error("log carries the token")
+	for _, tc := range []struct {
+		status int
+		msg    string
+	}{{403, "Resource not accessible by integration"}, {404, "Not Found"}} {
+		t.Run(tc.msg, func(t *testing.T) {
+			f := newFake(t)
+			f.setPullFields(t, map[string]any{"mergeable": true, "mergeable_state": "blocked"})
+			f.protection = fakeProtection{branch: "main", required: []string{"atlantis/apply"}, protectionStatus: tc.status}
+			p, logs := bypassProvider(t, f, true, "")
+			got, err := p.GetPull(context.Background(), helloWorld, pullNum)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Mergeable {
+				t.Error("Mergeable = true, want false when the protection cannot be read")
+			}
+			for _, want := range []string{"level=ERROR", "not mergeable", "required status checks", tc.msg} {
+				if !strings.Contains(logs.String(), want) {
+					t.Errorf("log lacks %q:\n%s", want, logs.String())
+				}
+			}
+			if strings.Contains(logs.String(), "ghp_secrettoken") {
+				t.Error("log carries the token")
+			}
+		})
 	}
 }

@@ -6,7 +6,8 @@ import (
 
 // fakeProtection is what the mergeable bypass reads, in GitHub's wire
 // format: the classic protection's required checks of the base branch
-// (nil: "Branch not protected"), its ruleset rules, the head commit's
+// (nil: "Branch not protected", empty: "Required status checks not
+// enabled"), its ruleset rules, the head commit's
 // statuses and the pull request's review decision ("" answers null).
 type fakeProtection struct {
 	branch         string
@@ -32,6 +33,10 @@ func (f *fakeGitHub) protectionRoutes(mux *http.ServeMux, repo string) {
 			return
 		case p.protectionStatus != 0:
 			writeJSON(w, p.protectionStatus, map[string]any{"message": http.StatusText(p.protectionStatus)})
+			return
+		case p.required != nil && len(p.required) == 0:
+			writeJSON(w, 404, map[string]any{"message": "Required status checks not enabled",
+				"documentation_url": "https://docs.github.com/rest/branches/branch-protection#get-status-checks-protection", "status": "404"})
 			return
 		case p.required == nil || r.PathValue("branch") != p.branch:
 			writeJSON(w, 404, map[string]any{"message": "Branch not protected",
