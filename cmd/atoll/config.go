@@ -71,6 +71,7 @@ type Config struct {
 	locksConfig        // --disable-repo-locking (locksflags.go)
 	labelsConfig       // --disable-*-label, --silence-vcs-status-*, ... (labelsflags.go)
 	fileListConfig     // --autoplan-file-list, --enable-diff-markdown-format (filelistflags.go)
+	bypassConfig       // --gh-allow-mergeable-bypass-apply (bypassflags.go)
 
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
@@ -134,6 +135,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	locksFlags(fs, &c.locksConfig)
 	labelsFlags(fs, &c.labelsConfig)
 	fileListFlags(fs, &c.fileListConfig)
+	bypassFlags(fs, &c.bypassConfig)
 	terraformFlags(fs, &c.terraformConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {

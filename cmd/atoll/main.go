@@ -367,7 +367,8 @@ func (m *Main) providers() (map[string]vcs.Provider, error) {
 	if c.GHToken != "" || c.GHAppID != 0 {
 		gh, err := github.New(github.Config{Hostname: c.GHHostname, APIURL: c.GHAPIURL, User: c.GHUser, Token: c.GHToken,
 			WebhookSecret: c.GHWebhookSecret, AppID: c.GHAppID, AppKeyFile: c.GHAppKeyFile, AppKey: c.GHAppKey,
-			Checks: c.GHChecks})
+			Checks: c.GHChecks, AllowMergeableBypassApply: c.GHAllowMergeableBypassApply, StatusName: c.VCSStatusName,
+			Logger: m.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("github: %w", err)
 		}

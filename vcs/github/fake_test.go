@@ -54,6 +54,9 @@ type fakeGitHub struct {
 	// intercept, when set, answers a request before the routes do (it is
 	// still recorded); it reports whether it did.
 	intercept func(w http.ResponseWriter, r *http.Request) bool
+	// protection is the base branch's protection, rulesets, head commit
+	// statuses and review decision (see fake_protection_test.go).
+	protection fakeProtection
 	// App endpoints.
 	installationID int64
 	instToken      string
@@ -203,6 +206,7 @@ func newFake(t *testing.T) *fakeGitHub {
 		writeJSON(w, 200, map[string]any{"total_count": len(runs), "check_runs": runs})
 	})
 	f.extraRoutes(mux, repo)
+	f.protectionRoutes(mux, repo)
 	mux.HandleFunc("POST /graphql", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
 			Query     string
@@ -210,6 +214,10 @@ func newFake(t *testing.T) *fakeGitHub {
 		}
 		body, _ := io.ReadAll(r.Body)
 		json.Unmarshal(body, &in)
+		if strings.Contains(in.Query, "reviewDecision") {
+			f.reviewDecisionQuery(w)
+			return
+		}
 		if strings.Contains(in.Query, "teams(") {
 			f.teamsQuery(w, body)
 			return

@@ -4,6 +4,7 @@
 package github
 
 import (
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -37,7 +38,16 @@ type Config struct {
 	// Checks reports through check runs (the Checks API) instead of commit
 	// statuses. GitHub accepts check runs only from an App, so it needs
 	// AppID and AppKeyFile.
-	Checks     bool
+	Checks bool
+	// AllowMergeableBypassApply (Atlantis's --gh-allow-mergeable-bypass-apply)
+	// counts a "blocked" pull request mergeable when the only unmet
+	// required checks are Atoll's own apply statuses (bypass.go).
+	AllowMergeableBypassApply bool
+	// StatusName is the prefix of Atoll's statuses ("atlantis"), which
+	// names the apply checks the bypass ignores.
+	StatusName string
+	// Logger receives why a bypass was refused; nil: slog.Default().
+	Logger     *slog.Logger
 	HTTPClient *http.Client // optional; its Transport is wrapped with auth
 }
 

@@ -34,7 +34,7 @@ func (p *Provider) GetPull(ctx context.Context, repo atoll.Repo, number int) (*v
 	return &vcs.PullDetails{
 		Pull:      pullFromAPI(repo, pr),
 		Approved:  approved,
-		Mergeable: mergeable(pr),
+		Mergeable: p.mergeableOrBypass(ctx, gh, repo, pr),
 		Fork:      !strings.EqualFold(head, pr.GetBase().GetRepo().GetFullName()),
 		Labels:    labelNames(pr.Labels),
 	}, nil

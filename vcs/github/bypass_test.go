@@ -1,0 +1,146 @@
+package github_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+
+	ghp "github.com/atollhq/atoll/vcs/github"
+)
+
+const headSHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
+
+// bypassProvider is a token Provider on f with the mergeable bypass set to
+// bypass and status name name, logging into the returned buffer.
+func bypassProvider(t *testing.T, f *fakeGitHub, bypass bool, name string) (*ghp.Provider, *bytes.Buffer) {
+	t.Helper()
+	var logs bytes.Buffer
+	p, err := ghp.New(ghp.Config{APIURL: f.srv.URL + "/", User: "atoll-bot", Token: "ghp_secrettoken", WebhookSecret: "s3cret",
+		AllowMergeableBypassApply: bypass, StatusName: name, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, &logs
+}
+
+func status(context, state string) map[string]any {
+	return map[string]any{"context": context, "state": state}
+}
+
+func TestGetPullMergeableBypassApply(t *testing.T) {
+	cases := []struct {
+		name     string
+		state    string // mergeable_state
+		bypass   bool
+		status   string // --vcs-status-name; "" is the default
+		prot     fakeProtection
+		checkRun map[string]any
+		want     bool
+	}{
+		{name: "blocked only by apply", state: "blocked", bypass: true, prot: fakeProtection{
+			required: []string{"atlantis/apply", "atlantis/apply: dir1/default", "ci/test"},
+			statuses: []map[string]any{status("ci/test", "success"), status("atlantis/apply", "pending"), status("atlantis/plan", "success")}}, want: true},
+		{name: "apply required but absent", state: "blocked", bypass: true, prot: fakeProtection{
+			required: []string{"atlantis/apply"}}, want: true},
+		{name: "another required check failed", state: "blocked", bypass: true, prot: fakeProtection{
+			required: []string{"atlantis/apply", "ci/lint"},
+			statuses: []map[string]any{status("ci/lint", "failure")}}, want: false},
+		{name: "another required check missing", state: "blocked", bypass: true, prot: fakeProtection{
+			required: []string{"atlantis/apply", "ci/lint"}}, want: false},
+		{name: "required check passed as a check run", state: "blocked", bypass: true, prot: fakeProtection{
+			required: []string{"atlantis/apply", "build"}},
+			checkRun: map[string]any{"name": "build", "head_sha": headSHA, "status": "completed", "conclusion": "success"}, want: true},
+		{name: "required check run failed", state: "blocked", bypass: true, prot: fakeProtection{
+			required: []string{"atlantis/apply", "build"}},
+			checkRun: map[string]any{"name": "build", "head_sha": headSHA, "status": "completed", "conclusion": "failure"}, want: false},
+		{name: "review required", state: "blocked", bypass: true, prot: fakeProtection{
+			required: []string{"atlantis/apply"}, reviewDecision: "REVIEW_REQUIRED"}, want: false},
+		{name: "approved", state: "blocked", bypass: true, prot: fakeProtection{
+			required: []string{"atlantis/apply"}, reviewDecision: "APPROVED"}, want: true},
+		{name: "ruleset requires apply only", state: "blocked", bypass: true, prot: fakeProtection{rules: []map[string]any{
+			{"type": "deletion"},
+			{"type": "required_status_checks", "parameters": map[string]any{"strict_required_status_checks_policy": false,
+				"required_status_checks": []map[string]any{{"context": "atlantis/apply"}}}}}}, want: true},
+		{name: "ruleset requires another check", state: "blocked", bypass: true, prot: fakeProtection{rules: []map[string]any{
+			{"type": "required_status_checks", "parameters": map[string]any{"strict_required_status_checks_policy": false,
+				"required_status_checks": []map[string]any{{"context": "atlantis/apply"}, {"context": "ci/test", "integration_id": 1}}}}}}, want: false},
+		{name: "ruleset requires approvals not given", state: "blocked", bypass: true, prot: fakeProtection{rules: []map[string]any{
+			{"type": "pull_request", "parameters": map[string]any{"required_approving_review_count": 1, "dismiss_stale_reviews_on_push": false,
+				"require_code_owner_review": false, "require_last_push_approval": false, "required_review_thread_resolution": false}}}}, want: false},
+		{name: "ruleset rule not judged", state: "blocked", bypass: true, prot: fakeProtection{rules: []map[string]any{
+			{"type": "required_deployments", "parameters": map[string]any{"required_deployment_environments": []string{"prod"}}}}}, want: false},
+		{name: "custom status name", state: "blocked", bypass: true, status: "infra", prot: fakeProtection{
+			required: []string{"infra/apply"}}, want: true},
+		{name: "other instance's apply is not ours", state: "blocked", bypass: true, status: "infra", prot: fakeProtection{
+			required: []string{"atlantis/apply"}}, want: false},
+		{name: "lookalike context", state: "blocked", bypass: true, prot: fakeProtection{
+			required: []string{"atlantis/applyx"}}, want: false},
+		{name: "protected without required checks", state: "blocked", bypass: true, prot: fakeProtection{
+			required: []string{}}, want: true},
+		{name: "not protected, ruleset requires apply", state: "blocked", bypass: true, prot: fakeProtection{rules: []map[string]any{
+			{"type": "required_status_checks", "parameters": map[string]any{"strict_required_status_checks_policy": true,
+				"required_status_checks": []map[string]any{{"context": "atlantis/apply: dir1/default"}}}}}}, want: true},
+		{name: "not blocked: clean", state: "clean", bypass: true, prot: fakeProtection{required: []string{"ci/lint"}}, want: true},
+		{name: "not blocked: dirty", state: "dirty", bypass: true, prot: fakeProtection{required: []string{"atlantis/apply"}}, want: false},
+		{name: "flag off", state: "blocked", bypass: false, prot: fakeProtection{required: []string{"atlantis/apply"}}, want: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t)
+			f.setPullFields(t, map[string]any{"mergeable": true, "mergeable_state": tc.state})
+			tc.prot.branch = "main"
+			f.protection = tc.prot
+			if tc.checkRun != nil {
+				f.checkRuns = append(f.checkRuns, tc.checkRun)
+			}
+			p, _ := bypassProvider(t, f, tc.bypass, tc.status)
+			got, err := p.GetPull(context.Background(), helloWorld, pullNum)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Mergeable != tc.want {
+				t.Errorf("Mergeable = %v, want %v", got.Mergeable, tc.want)
+			}
+			// Without the flag, or when GitHub does not say blocked, the
+			// protection is not even read.
+			protCalls := len(f.callsTo("GET", "/repos/octocat/Hello-World/branches/main/protection/required_status_checks"))
+			if bypassing := tc.bypass && tc.state == "blocked"; !bypassing && protCalls > 0 {
+				t.Errorf("protection read %d times, want none", protCalls)
+			}
+		})
+	}
+}
+
+// A token that may not read branch protection cannot tell what blocks:
+// not mergeable, and the log says why. GitHub answers 403, or a bare 404
+// where the repository hides its protection.
+func TestGetPullMergeableBypassForbidden(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		msg    string
+	}{{403, "Resource not accessible by integration"}, {404, "Not Found"}} {
+		t.Run(tc.msg, func(t *testing.T) {
+			f := newFake(t)
+			f.setPullFields(t, map[string]any{"mergeable": true, "mergeable_state": "blocked"})
+			f.protection = fakeProtection{branch: "main", required: []string{"atlantis/apply"}, protectionStatus: tc.status}
+			p, logs := bypassProvider(t, f, true, "")
+			got, err := p.GetPull(context.Background(), helloWorld, pullNum)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Mergeable {
+				t.Error("Mergeable = true, want false when the protection cannot be read")
+			}
+			for _, want := range []string{"level=ERROR", "not mergeable", "required status checks", tc.msg} {
+				if !strings.Contains(logs.String(), want) {
+					t.Errorf("log lacks %q:\n%s", want, logs.String())
+				}
+			}
+			if strings.Contains(logs.String(), "ghp_secrettoken") {
+				t.Error("log carries the token")
+			}
+		})
+	}
+}
