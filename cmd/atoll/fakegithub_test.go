@@ -72,17 +72,25 @@ func newFakeGitHub(t testing.TB) *fakeGitHub {
 		writeJSONResp(w, map[string]any{"login": "atoll-bot", "id": 1, "type": "User"})
 	})
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer gh-test-token" && r.Header.Get("Authorization") != "token gh-test-token" && !appJWT(r) {
-			http.Error(w, `{"message":"Bad credentials"}`, http.StatusUnauthorized)
-			return
+		if f.authorized(w, r) {
+			mux.ServeHTTP(w, r)
 		}
-		f.mu.Lock()
-		f.calls = append(f.calls, r.Method+" "+r.URL.Path)
-		f.mu.Unlock()
-		mux.ServeHTTP(w, r)
 	}))
 	t.Cleanup(f.Close)
 	return f
+}
+
+// authorized answers 401 unless r carries the test token (or an App's
+// JWT), as GitHub does, and records the call.
+func (f *fakeGitHub) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if r.Header.Get("Authorization") != "Bearer gh-test-token" && r.Header.Get("Authorization") != "token gh-test-token" && !appJWT(r) {
+		http.Error(w, `{"message":"Bad credentials"}`, http.StatusUnauthorized)
+		return false
+	}
+	f.mu.Lock()
+	f.calls = append(f.calls, r.Method+" "+r.URL.Path)
+	f.mu.Unlock()
+	return true
 }
 
 func writeJSONResp(w http.ResponseWriter, v any) {
@@ -374,14 +382,9 @@ func newGHExtras(t testing.TB, f *fakeGitHub) *ghExtras {
 			inner.ServeHTTP(w, r) // authenticated and recorded there
 			return
 		}
-		if r.Header.Get("Authorization") != "Bearer gh-test-token" && r.Header.Get("Authorization") != "token gh-test-token" && !appJWT(r) {
-			http.Error(w, `{"message":"Bad credentials"}`, http.StatusUnauthorized)
-			return
+		if f.authorized(w, r) {
+			mux.ServeHTTP(w, r)
 		}
-		f.mu.Lock()
-		f.calls = append(f.calls, r.Method+" "+r.URL.Path)
-		f.mu.Unlock()
-		mux.ServeHTTP(w, r)
 	}))
 	t.Cleanup(x.Close)
 	return x
