@@ -16,7 +16,8 @@ import (
 // TestGHAllowMergeableBypassApplyWiring checks that the flag and
 // --vcs-status-name reach the GitHub provider: a pull request blocked only
 // by the required NAME/apply is mergeable with the flag, not without it,
-// and not when the required apply check is another prefix's.
+// and not when the required apply check is another prefix's unless
+// --ignore-vcs-status-names names that prefix.
 func TestGHAllowMergeableBypassApplyWiring(t *testing.T) {
 	pull, err := os.ReadFile("../../vcs/github/testdata/github/api.pull_request.json")
 	if err != nil {
@@ -56,6 +57,8 @@ func TestGHAllowMergeableBypassApplyWiring(t *testing.T) {
 		{"flag and prefix", []string{"--gh-allow-mergeable-bypass-apply", "--vcs-status-name", "infra"}, true},
 		{"flag off", []string{"--vcs-status-name", "infra"}, false},
 		{"another prefix", []string{"--gh-allow-mergeable-bypass-apply"}, false},
+		{"another prefix ignored", []string{"--gh-allow-mergeable-bypass-apply", "--ignore-vcs-status-names", "staging, infra"}, true},
+		{"another prefix ignored, flag off", []string{"--ignore-vcs-status-names", "infra"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -72,6 +72,7 @@ type Config struct {
 	labelsConfig       // --disable-*-label, --silence-vcs-status-*, ... (labelsflags.go)
 	fileListConfig     // --autoplan-file-list, --enable-diff-markdown-format (filelistflags.go)
 	bypassConfig       // --gh-allow-mergeable-bypass-apply (bypassflags.go)
+	ignoreStatusConfig // --ignore-vcs-status-names (ignorestatusflags.go)
 
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
@@ -136,6 +137,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	labelsFlags(fs, &c.labelsConfig)
 	fileListFlags(fs, &c.fileListConfig)
 	bypassFlags(fs, &c.bypassConfig)
+	ignoreStatusFlags(fs, &c.ignoreStatusConfig)
 	terraformFlags(fs, &c.terraformConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {

@@ -368,7 +368,7 @@ func (m *Main) providers() (map[string]vcs.Provider, error) {
 		gh, err := github.New(github.Config{Hostname: c.GHHostname, APIURL: c.GHAPIURL, User: c.GHUser, Token: c.GHToken,
 			WebhookSecret: c.GHWebhookSecret, AppID: c.GHAppID, AppKeyFile: c.GHAppKeyFile, AppKey: c.GHAppKey,
 			Checks: c.GHChecks, AllowMergeableBypassApply: c.GHAllowMergeableBypassApply, StatusName: c.VCSStatusName,
-			Logger: m.Logger})
+			IgnoreStatusNames: c.ignoredStatusNames(), Logger: m.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("github: %w", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/atollhq/atoll"
@@ -124,7 +125,7 @@ func (p *Provider) bypassApply(ctx context.Context, gh *github.Client, repo atol
 	}
 	apply := p.statusName() + "/apply"
 	for name := range required {
-		if name == apply || strings.HasPrefix(name, apply+": ") {
+		if name == apply || strings.HasPrefix(name, apply+": ") || p.otherInstance(name) {
 			continue
 		}
 		if !passed[name] {
@@ -143,6 +144,15 @@ func noRequiredChecks(err error) bool {
 	var er *github.ErrorResponse
 	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusNotFound &&
 		strings.Contains(er.Message, "not enabled")
+}
+
+// otherInstance reports whether a check context belongs to another
+// instance named in IgnoreStatusNames. As in Atlantis, the owner is the
+// part before the first "/", so "other/plan", "other/apply: dir" and a bare
+// "other" all belong to "other".
+func (p *Provider) otherInstance(context string) bool {
+	owner, _, _ := strings.Cut(context, "/")
+	return slices.Contains(p.cfg.IgnoreStatusNames, owner)
 }
 
 func (p *Provider) statusName() string {

@@ -13,12 +13,13 @@ import (
 const headSHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 
 // bypassProvider is a token Provider on f with the mergeable bypass set to
-// bypass and status name name, logging into the returned buffer.
-func bypassProvider(t *testing.T, f *fakeGitHub, bypass bool, name string) (*ghp.Provider, *bytes.Buffer) {
+// bypass, status name name and the other instances' names ignore, logging
+// into the returned buffer.
+func bypassProvider(t *testing.T, f *fakeGitHub, bypass bool, name string, ignore ...string) (*ghp.Provider, *bytes.Buffer) {
 	t.Helper()
 	var logs bytes.Buffer
 	p, err := ghp.New(ghp.Config{APIURL: f.srv.URL + "/", User: "atoll-bot", Token: "ghp_secrettoken", WebhookSecret: "s3cret",
-		AllowMergeableBypassApply: bypass, StatusName: name, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		AllowMergeableBypassApply: bypass, StatusName: name, IgnoreStatusNames: ignore, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,8 @@ func TestGetPullMergeableBypassApply(t *testing.T) {
 		name     string
 		state    string // mergeable_state
 		bypass   bool
-		status   string // --vcs-status-name; "" is the default
+		status   string   // --vcs-status-name; "" is the default
+		ignore   []string // --ignore-vcs-status-names
 		prot     fakeProtection
 		checkRun map[string]any
 		want     bool
@@ -82,6 +84,21 @@ func TestGetPullMergeableBypassApply(t *testing.T) {
 		{name: "not protected, ruleset requires apply", state: "blocked", bypass: true, prot: fakeProtection{rules: []map[string]any{
 			{"type": "required_status_checks", "parameters": map[string]any{"strict_required_status_checks_policy": true,
 				"required_status_checks": []map[string]any{{"context": "atlantis/apply: dir1/default"}}}}}}, want: true},
+		{name: "other instance ignored", state: "blocked", bypass: true, ignore: []string{"staging", "prod"}, prot: fakeProtection{
+			required: []string{"atlantis/apply", "staging/plan", "staging/apply", "prod/apply: dir1/default", "prod"},
+			statuses: []map[string]any{status("staging/plan", "failure")}}, want: true},
+		{name: "other instance ignored, own plan still required", state: "blocked", bypass: true, ignore: []string{"staging"}, prot: fakeProtection{
+			required: []string{"atlantis/plan", "staging/plan"},
+			statuses: []map[string]any{status("atlantis/plan", "pending")}}, want: false},
+		{name: "unlisted instance not ignored", state: "blocked", bypass: true, ignore: []string{"staging"}, prot: fakeProtection{
+			required: []string{"staging/apply", "prod/apply"}}, want: false},
+		{name: "ignored name is the prefix before the slash, not a string prefix", state: "blocked", bypass: true, ignore: []string{"stag"}, prot: fakeProtection{
+			required: []string{"staging/apply"}}, want: false},
+		{name: "ignored names in a ruleset", state: "blocked", bypass: true, ignore: []string{"staging"}, prot: fakeProtection{rules: []map[string]any{
+			{"type": "required_status_checks", "parameters": map[string]any{"strict_required_status_checks_policy": false,
+				"required_status_checks": []map[string]any{{"context": "atlantis/apply"}, {"context": "staging/apply"}}}}}}, want: true},
+		{name: "ignored names without the bypass", state: "blocked", bypass: false, ignore: []string{"staging"}, prot: fakeProtection{
+			required: []string{"staging/apply"}}, want: false},
 		{name: "not blocked: clean", state: "clean", bypass: true, prot: fakeProtection{required: []string{"ci/lint"}}, want: true},
 		{name: "not blocked: dirty", state: "dirty", bypass: true, prot: fakeProtection{required: []string{"atlantis/apply"}}, want: false},
 		{name: "flag off", state: "blocked", bypass: false, prot: fakeProtection{required: []string{"atlantis/apply"}}, want: false},
@@ -95,7 +112,7 @@ func TestGetPullMergeableBypassApply(t *testing.T) {
 			if tc.checkRun != nil {
 				f.checkRuns = append(f.checkRuns, tc.checkRun)
 			}
-			p, _ := bypassProvider(t, f, tc.bypass, tc.status)
+			p, _ := bypassProvider(t, f, tc.bypass, tc.status, tc.ignore...)
 			got, err := p.GetPull(context.Background(), helloWorld, pullNum)
 			if err != nil {
 				t.Fatal(err)

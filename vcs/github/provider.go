@@ -46,6 +46,11 @@ type Config struct {
 	// StatusName is the prefix of Atoll's statuses ("atlantis"), which
 	// names the apply checks the bypass ignores.
 	StatusName string
+	// IgnoreStatusNames (Atlantis's --ignore-vcs-status-names) are the
+	// status names of other Atlantis-like instances: with
+	// AllowMergeableBypassApply, a required check whose context is one of
+	// them or starts with one of them and "/" does not block.
+	IgnoreStatusNames []string
 	// Logger receives why a bypass was refused; nil: slog.Default().
 	Logger     *slog.Logger
 	HTTPClient *http.Client // optional; its Transport is wrapped with auth
