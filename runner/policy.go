@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/atollhq/atoll"
@@ -37,12 +38,67 @@ func (r *Runner) checkPolicies(ctx context.Context, w *work, j *atoll.Job, dir s
 	if !r.policiesOn(w) {
 		return nil, nil
 	}
-	pc := r.Policies
 	input := showFileName(j)
 	if err := os.WriteFile(filepath.Join(dir, input), show, 0o600); err != nil {
 		return nil, fmt.Errorf("write plan json for conftest: %w", err)
 	}
 	defer os.Remove(filepath.Join(dir, input))
+	if j.Spec.PolicySteps == nil {
+		return r.conftestSets(ctx, j, dir, input, sink)
+	}
+	return r.policySteps(ctx, w, j, dir, sink)
+}
+
+// policySteps runs a policy_check stage with steps of its own: run, env
+// and multienv steps in order, as in the plan stage, and conftest at its
+// policy_check step (after the others when it has none, so that a
+// workflow cannot skip the checks). The steps' output before and after
+// conftest's joins every set's output, as Atlantis shows it around the
+// results. A failing step fails the plan, as a policy check that errors
+// does in Atlantis.
+func (r *Runner) policySteps(ctx context.Context, w *work, j *atoll.Job, dir string, sink *logSink) ([]atoll.PolicyCheck, error) {
+	s := r.newSteps(w, j, dir, filepath.Join(dir, planFileName(j)), sink)
+	var checks []atoll.PolicyCheck
+	var before, after []string
+	ran := false
+	for _, st := range j.Spec.PolicySteps {
+		if st.Name == "policy_check" {
+			if ran {
+				continue
+			}
+			var err error
+			if checks, err = r.conftestSets(ctx, j, dir, showFileName(j), sink); err != nil {
+				return nil, err
+			}
+			ran = true
+			continue
+		}
+		n := len(s.outputs)
+		if err := s.run(ctx, []atoll.Step{st}); err != nil {
+			return nil, err
+		}
+		if ran {
+			after = append(after, s.outputs[n:]...)
+		} else {
+			before = append(before, s.outputs[n:]...)
+		}
+	}
+	if !ran {
+		var err error
+		if checks, err = r.conftestSets(ctx, j, dir, showFileName(j), sink); err != nil {
+			return nil, err
+		}
+	}
+	for i := range checks {
+		checks[i].Output = strings.Join(slices.Concat(before, []string{checks[i].Output}, after), "\n")
+	}
+	return checks, nil
+}
+
+// conftestSets runs conftest for every policy set against input (the
+// plan's JSON, relative to dir) and returns one result per set.
+func (r *Runner) conftestSets(ctx context.Context, j *atoll.Job, dir, input string, sink *logSink) ([]atoll.PolicyCheck, error) {
+	pc := r.Policies
 	checks := make([]atoll.PolicyCheck, 0, len(pc.Policies.Sets))
 	for _, set := range pc.Policies.Sets {
 		args := append([]string{"test", "--no-color", "--policy", set.Path, input}, j.Spec.PolicyArgs...)
