@@ -119,6 +119,9 @@ type JobSpec struct {
 	// policy_check stage, in order, with a policy_check step where conftest
 	// runs; nil when the stage has none (conftest alone runs).
 	PolicySteps []Step `json:"policy_steps,omitempty"`
+	// CustomPolicyCheck is the project's custom_policy_check, where
+	// allowed_overrides lets it set one; nil: the server config's.
+	CustomPolicyCheck *bool `json:"custom_policy_check,omitempty"`
 }
 
 // Step is one step of a custom workflow stage, from atlantis.yaml.

@@ -59,8 +59,11 @@ func (r *Runner) checkPolicies(ctx context.Context, w *work, j *atoll.Job, dir s
 // does in Atlantis.
 func (r *Runner) policySteps(ctx context.Context, w *work, j *atoll.Job, dir string, sink *logSink) ([]atoll.PolicyCheck, error) {
 	s := r.newSteps(w, j, dir, filepath.Join(dir, planFileName(j)), sink)
-	custom := r.ServerConfig != nil && r.ServerConfig.CustomPolicyCheckFor(serverRepoID(w.repo)) &&
-		slices.ContainsFunc(j.Spec.PolicySteps, func(st atoll.Step) bool { return st.Name == "run" })
+	custom := r.ServerConfig != nil && r.ServerConfig.CustomPolicyCheckFor(serverRepoID(w.repo))
+	if j.Spec.CustomPolicyCheck != nil {
+		custom = *j.Spec.CustomPolicyCheck
+	}
+	custom = custom && slices.ContainsFunc(j.Spec.PolicySteps, func(st atoll.Step) bool { return st.Name == "run" })
 	if custom {
 		return r.customPolicies(ctx, s, j.Spec.PolicySteps)
 	}

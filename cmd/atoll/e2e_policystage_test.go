@@ -57,3 +57,25 @@ workflows:
 	e.comment(1, "atlantis apply -d staging")
 	mustContain(t, "apply", e.waitComment(1, 4), "Apply complete!")
 }
+
+// A project's custom_policy_check (allowed_overrides: [custom_policy_check])
+// turns a custom check on for it alone.
+func TestCustomPolicyCheckPerProject(t *testing.T) {
+	e := newPolicyE2E(t, map[string]any{"id": "/.*/", "allowed_overrides": []string{"workflow", "custom_policy_check"}, "allow_custom_workflows": true})
+	atlantisYAML := `version: 3
+projects:
+- dir: staging
+  workflow: custom
+  custom_policy_check: true
+workflows:
+  custom:
+    policy_check:
+      steps:
+      - run: echo "FAIL - custom check"
+      - run: echo "baseline fine"
+`
+	e.open(1, "customproject", map[string]string{"atlantis.yaml": atlantisYAML, "staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
+	mustContain(t, "autoplan", e.waitComment(1, 1), "Policy Check Failed", "FAIL - custom check", "policy set: no-production: requires: 1 approval(s), have: 0.")
+	e.comment(1, "atlantis apply -d staging")
+	mustContain(t, "refused apply", e.waitComment(1, 2), "All policies must pass")
+}
