@@ -56,7 +56,8 @@ func (r *Runner) checkPolicies(ctx context.Context, w *work, j *atoll.Job, dir s
 // workflow cannot skip the checks). The steps' output before and after
 // conftest's joins every set's output, as Atlantis shows it around the
 // results. A failing step fails the plan, as a policy check that errors
-// does in Atlantis.
+// does in Atlantis. With custom_policy_check (the project's, else the
+// server config's) and run steps, the run steps are the check instead.
 func (r *Runner) policySteps(ctx context.Context, w *work, j *atoll.Job, dir string, sink *logSink) ([]atoll.PolicyCheck, error) {
 	s := r.newSteps(w, j, dir, filepath.Join(dir, planFileName(j)), sink)
 	custom := r.ServerConfig != nil && r.ServerConfig.CustomPolicyCheckFor(serverRepoID(w.repo))
