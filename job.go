@@ -115,6 +115,13 @@ type JobSpec struct {
 	// PolicyArgs are the extra_args of the workflow's policy_check step,
 	// passed to conftest after its own arguments.
 	PolicyArgs []string `json:"policy_args,omitempty"`
+	// PolicySteps are the run, env and multienv steps of the workflow's
+	// policy_check stage, in order, with a policy_check step where conftest
+	// runs; nil when the stage has none (conftest alone runs).
+	PolicySteps []Step `json:"policy_steps,omitempty"`
+	// CustomPolicyCheck is the project's custom_policy_check, where
+	// allowed_overrides lets it set one; nil: the server config's.
+	CustomPolicyCheck *bool `json:"custom_policy_check,omitempty"`
 }
 
 // Step is one step of a custom workflow stage, from atlantis.yaml.

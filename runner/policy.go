@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/atollhq/atoll"
@@ -37,12 +39,129 @@ func (r *Runner) checkPolicies(ctx context.Context, w *work, j *atoll.Job, dir s
 	if !r.policiesOn(w) {
 		return nil, nil
 	}
-	pc := r.Policies
 	input := showFileName(j)
 	if err := os.WriteFile(filepath.Join(dir, input), show, 0o600); err != nil {
 		return nil, fmt.Errorf("write plan json for conftest: %w", err)
 	}
 	defer os.Remove(filepath.Join(dir, input))
+	if j.Spec.PolicySteps == nil {
+		return r.conftestSets(ctx, j, dir, input, sink)
+	}
+	return r.policySteps(ctx, w, j, dir, sink)
+}
+
+// policySteps runs a policy_check stage with steps of its own: run, env
+// and multienv steps in order, as in the plan stage, and conftest at its
+// policy_check step (after the others when it has none, so that a
+// workflow cannot skip the checks). The steps' output before and after
+// conftest's joins every set's output, as Atlantis shows it around the
+// results. A failing step fails the plan, as a policy check that errors
+// does in Atlantis. With custom_policy_check (the project's, else the
+// server config's) and run steps, the run steps are the check instead.
+func (r *Runner) policySteps(ctx context.Context, w *work, j *atoll.Job, dir string, sink *logSink) ([]atoll.PolicyCheck, error) {
+	s := r.newSteps(w, j, dir, filepath.Join(dir, planFileName(j)), sink)
+	custom := r.ServerConfig != nil && r.ServerConfig.CustomPolicyCheckFor(serverRepoID(w.repo))
+	if j.Spec.CustomPolicyCheck != nil {
+		custom = *j.Spec.CustomPolicyCheck
+	}
+	custom = custom && slices.ContainsFunc(j.Spec.PolicySteps, func(st atoll.Step) bool { return st.Name == "run" })
+	if custom {
+		return r.customPolicies(ctx, s, j.Spec.PolicySteps)
+	}
+	var checks []atoll.PolicyCheck
+	var before, after []string
+	ran := false
+	for _, st := range j.Spec.PolicySteps {
+		if st.Name == "policy_check" {
+			if ran {
+				continue
+			}
+			var err error
+			if checks, err = r.conftestSets(ctx, j, dir, showFileName(j), sink); err != nil {
+				return nil, err
+			}
+			ran = true
+			continue
+		}
+		n := len(s.outputs)
+		if err := s.run(ctx, []atoll.Step{st}); err != nil {
+			return nil, err
+		}
+		if ran {
+			after = append(after, s.outputs[n:]...)
+		} else {
+			before = append(before, s.outputs[n:]...)
+		}
+	}
+	if !ran {
+		var err error
+		if checks, err = r.conftestSets(ctx, j, dir, showFileName(j), sink); err != nil {
+			return nil, err
+		}
+	}
+	for i := range checks {
+		checks[i].Output = strings.Join(slices.Concat(before, []string{checks[i].Output}, after), "\n")
+	}
+	return checks, nil
+}
+
+// customPolicies runs a custom policy check (custom_policy_check): no
+// conftest; as in Atlantis, the output of the stage's nth run step is the
+// result of the nth policy set, failed when it is empty, starts with FAIL
+// or counts failures ("1 failure", JSON "failures": [...]). Outputs beyond
+// the sets join the last set's. A failing step fails the plan.
+func (r *Runner) customPolicies(ctx context.Context, s *steps, list []atoll.Step) ([]atoll.PolicyCheck, error) {
+	sets := r.Policies.Policies.Sets
+	checks := make([]atoll.PolicyCheck, 0, len(sets))
+	for _, st := range list {
+		if st.Name == "policy_check" {
+			continue // the run steps are the check
+		}
+		n := len(s.outputs)
+		if err := s.run(ctx, []atoll.Step{st}); err != nil {
+			return nil, err
+		}
+		if st.Name != "run" || len(sets) == 0 {
+			continue
+		}
+		out := strings.Join(s.outputs[n:], "\n")
+		if i := len(checks); i < len(sets) {
+			checks = append(checks, atoll.PolicyCheck{PolicySet: sets[i].Name, ApproveCount: sets[i].ApproveCount, Output: out})
+		} else {
+			checks[i-1].Output = strings.TrimSpace(checks[i-1].Output + "\n" + out)
+		}
+	}
+	// A set no run step answered fails rather than passing unchecked.
+	for _, set := range sets[len(checks):] {
+		checks = append(checks, atoll.PolicyCheck{PolicySet: set.Name, ApproveCount: set.ApproveCount})
+	}
+	for i := range checks {
+		c := &checks[i]
+		c.Passed = customPassed(c.Output)
+		if strings.TrimSpace(c.Output) == "" {
+			c.Output = "No output for this policy set: a custom policy check whose run step prints nothing (or that has fewer run steps than policy sets) fails."
+		}
+		verdict := "passed"
+		if !c.Passed {
+			verdict = "failed"
+		}
+		s.sink.Write(atoll.StreamAtoll, fmt.Sprintf("Policy set %s %s (custom policy check).", c.PolicySet, verdict))
+	}
+	return checks, nil
+}
+
+// customFailures is how Atlantis finds failures in a custom check's output.
+var customFailures = regexp.MustCompile(`([1-9][0-9]* failure|failures": \[)`)
+
+func customPassed(out string) bool {
+	t := strings.TrimSpace(out)
+	return t != "" && !strings.HasPrefix(t, "FAIL") && !customFailures.MatchString(t)
+}
+
+// conftestSets runs conftest for every policy set against input (the
+// plan's JSON, relative to dir) and returns one result per set.
+func (r *Runner) conftestSets(ctx context.Context, j *atoll.Job, dir, input string, sink *logSink) ([]atoll.PolicyCheck, error) {
+	pc := r.Policies
 	checks := make([]atoll.PolicyCheck, 0, len(pc.Policies.Sets))
 	for _, set := range pc.Policies.Sets {
 		args := append([]string{"test", "--no-color", "--policy", set.Path, input}, j.Spec.PolicyArgs...)

@@ -123,7 +123,7 @@ func TestParseAtlantisReference(t *testing.T) {
 		PlanRequirements:    []string{"mergeable", "approved", "undiverged"},
 		ImportRequirements:  []string{"mergeable", "approved", "undiverged"},
 		ExecutionOrderGroup: 1, DependsOn: []string{"base"}, DeleteSourceBranchOnMerge: boolp(true),
-		RepoLocking: boolp(true), RepoLocks: repocfg.LockOnPlan,
+		CustomPolicyCheck: boolp(false), RepoLocking: boolp(true), RepoLocks: repocfg.LockOnPlan,
 		SilencePRComments: []string{"apply"},
 	}
 	if cfg.RepoLocks != repocfg.LockOnApply {
@@ -198,12 +198,12 @@ func TestParseWarnings(t *testing.T) {
 		{"repo_locks disabled per project", lines(`version: 3`, `projects:`, `- dir: a`, `  repo_locks:`, `    mode: disabled`), nil},
 		{"repo_locks on_apply", lines(`version: 3`, `repo_locks: {mode: on_apply}`), nil},
 		{"repo_locking false", lines(`version: 3`, `projects:`, `- dir: a`, `  repo_locking: false`), nil},
-		{"custom_policy_check", lines(`version: 3`, `projects:`, `- dir: a`, `  custom_policy_check: true`),
-			[]string{"atlantis.yaml line 4: `projects[0].custom_policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)"}},
-		{"merged keys warn for each project", lines(`version: 3`, `projects:`, `- &p`, `  dir: a`, `  custom_policy_check: true`, `- <<: *p`, `  workspace: b`),
+		// custom_policy_check is acted on (with allowed_overrides): no warning.
+		{"custom_policy_check", lines(`version: 3`, `projects:`, `- dir: a`, `  custom_policy_check: true`), nil},
+		{"merged keys warn for each project", lines(`version: 3`, `projects:`, `- &p`, `  dir: a`, `  policy_check: true`, `- <<: *p`, `  workspace: b`),
 			[]string{
-				"atlantis.yaml line 5: `projects[0].custom_policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
-				"atlantis.yaml line 5: `projects[1].custom_policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
+				"atlantis.yaml line 5: `projects[0].policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
+				"atlantis.yaml line 5: `projects[1].policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
 			}},
 	}
 	for _, tt := range tests {

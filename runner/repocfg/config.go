@@ -115,6 +115,10 @@ type Project struct {
 	// (when allowed_overrides lets it), else the file's top-level one, else
 	// the server's.
 	DeleteSourceBranchOnMerge *bool
+	// CustomPolicyCheck is the project's custom_policy_check (nil: not
+	// set); after ServerConfig.Merge, nil unless allowed_overrides lets the
+	// project set it. nil means the server's setting.
+	CustomPolicyCheck *bool
 	// RepoLocking is the deprecated repo_locking as parsed (nil: not set).
 	// RepoLocks is the lock mode: as parsed, "" when the project does not
 	// set repo_locks; after ServerConfig.Merge, never "" (see

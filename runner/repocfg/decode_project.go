@@ -88,7 +88,9 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 			p.ExecutionOrderGroup, err = d.integer(f.val, fp)
 		case "delete_source_branch_on_merge":
 			p.DeleteSourceBranchOnMerge, err = d.boolPtr(f.val, fp)
-		case "custom_policy_check", "policy_check":
+		case "custom_policy_check":
+			p.CustomPolicyCheck, err = d.boolPtr(f.val, fp)
+		case "policy_check":
 			err = d.warnIfTrue(f, fp, "policy checks come from the server-side config, with --enable-policy-checks")
 		case "repo_locking":
 			p.RepoLocking, err = d.boolPtr(f.val, fp)

@@ -16,8 +16,8 @@
 // asks for something Atoll does not do (a value Atoll behaves as anyway,
 // such as repo_locks mode on_plan, gives none): top-level
 // allowed_regexp_prefixes, emoji_reaction and policies; project
-// custom_policy_check, policy_check and terraform_distribution. The
-// policy_check workflow stage is parsed and kept but not run.
+// policy_check and terraform_distribution. The policy_check workflow
+// stage is parsed and kept; the runner runs it (policyworkflow.go).
 //
 // A project dir with a glob pattern stands for every directory of the
 // checkout it matches that holds Terraform files; Load expands it, Parse

@@ -75,6 +75,7 @@ func TestParseAllKeys(t *testing.T) {
 		DeleteSourceBranchOnMerge: boolp(true),
 		Projects: []repocfg.Project{{
 			DeleteSourceBranchOnMerge: boolp(true),
+			CustomPolicyCheck:         boolp(false),
 			RepoLocking:               boolp(true),
 			RepoLocks:                 repocfg.LockOnPlan,
 			Name:                      "my-project-name",

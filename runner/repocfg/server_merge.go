@@ -266,6 +266,9 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 			if p.DeleteSourceBranchOnMerge == nil || !set.allowed(KeyDeleteSourceBranchOnMerge) {
 				p.DeleteSourceBranchOnMerge = boolPtr(deleteBranch)
 			}
+			if !set.allowed(KeyCustomPolicyCheck) {
+				p.CustomPolicyCheck = nil // the server's setting
+			}
 			p.RepoLocks = set.projectLocks(p, repoLocks, cfg.RepoLocks != "")
 			p.SilencePRComments = set.silenceFor(p, cfg)
 			out.Projects[i] = p

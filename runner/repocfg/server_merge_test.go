@@ -429,3 +429,23 @@ func TestServerConfigImportRequirements(t *testing.T) {
 		t.Errorf("overridden: %+v", a)
 	}
 }
+
+// A project's custom_policy_check, where allowed_overrides lets it set
+// one, is kept for the runner; a project that sets none leaves the
+// server's setting (nil).
+func TestServerConfigProjectCustomPolicyCheck(t *testing.T) {
+	allowed := server(t, "repos:\n  - id: "+repoID+"\n    allowed_overrides: [custom_policy_check]\n")
+	cfg, err := loadWith(t, allowed, repoID, "main", map[string]string{"atlantis.yaml": "version: 3\nprojects:\n  - dir: a\n    custom_policy_check: true\n  - dir: b\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := project(t, cfg, "a"); a.CustomPolicyCheck == nil || !*a.CustomPolicyCheck {
+		t.Errorf("a: custom_policy_check = %v, want true", a.CustomPolicyCheck)
+	}
+	if b := project(t, cfg, "b"); b.CustomPolicyCheck != nil {
+		t.Errorf("b: custom_policy_check = %v, want nil (the server's)", *b.CustomPolicyCheck)
+	}
+	if len(cfg.Warnings) != 0 {
+		t.Errorf("warnings: %q", cfg.Warnings)
+	}
+}

@@ -161,9 +161,7 @@ func (d *decoder) serverRepo(n *yaml.Node, p string, workflows map[string]Workfl
 		case "policy_check":
 			r.PolicyCheck, err = d.boolPtr(f.val, fp) // see PolicyCheckFor
 		case "custom_policy_check":
-			if r.CustomPolicyCheck, err = d.boolPtr(f.val, fp); err == nil && *r.CustomPolicyCheck {
-				d.warn(f.key, fp, "Atoll runs the policy_check stage's conftest only")
-			}
+			r.CustomPolicyCheck, err = d.boolPtr(f.val, fp) // see CustomPolicyCheckFor
 		case "silence_pr_comments":
 			r.SilencePRComments, err = d.strList(f.val, fp, func(item *yaml.Node, ip, s string) error {
 				return d.check(item, ip, s, oneOf(SilenceStages))

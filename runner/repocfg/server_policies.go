@@ -213,3 +213,17 @@ func (s *ServerConfig) PolicyCheckFor(id string) bool {
 	}
 	return on
 }
+
+// CustomPolicyCheckFor reports whether the repository id's policy_check
+// stage is a custom check (custom_policy_check: the last matching entry
+// that sets it decides): its run steps' output is the result, one step per
+// policy set, instead of conftest's.
+func (s *ServerConfig) CustomPolicyCheckFor(id string) bool {
+	on := false
+	for _, r := range s.Repos {
+		if r.IDMatches(id) && r.CustomPolicyCheck != nil {
+			on = *r.CustomPolicyCheck
+		}
+	}
+	return on
+}

@@ -87,3 +87,29 @@ policies:
 		t.Error("with the flag and no repos entries, every repository is checked")
 	}
 }
+
+// custom_policy_check: the last matching entry that sets it decides, off
+// by default; setting it warns no more.
+func TestCustomPolicyCheckFor(t *testing.T) {
+	sc, err := repocfg.ParseServerConfig("repos.yaml", []byte(`
+repos:
+  - id: /.*/
+  - id: /^github\.com/acme/.*$/
+    custom_policy_check: true
+  - id: github.com/acme/plain
+    custom_policy_check: false
+policies:
+  policy_sets: [{name: a, path: p}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Warnings) != 0 {
+		t.Errorf("warnings: %q", sc.Warnings)
+	}
+	for id, want := range map[string]bool{"github.com/other/x": false, "github.com/acme/infra": true, "github.com/acme/plain": false} {
+		if got := sc.CustomPolicyCheckFor(id); got != want {
+			t.Errorf("CustomPolicyCheckFor(%s) = %v, want %v", id, got, want)
+		}
+	}
+}
