@@ -46,27 +46,22 @@ func atlantisFlags(fs *flag.FlagSet, c *atlantisConfig) {
 	fs.BoolVar(&c.SilenceForkPRErrors, "silence-fork-pr-errors", false, "do not comment on pull requests from forks that are refused (without --allow-fork-prs)")
 	fs.StringVar(&c.VCSStatusName, "vcs-status-name", runner.DefaultStatusName, "prefix of commit status and check run names (atlantis/plan, ...); branch protection rules name them")
 	fs.Func("blocked-extra-args", "comma-separated terraform flag prefixes comments may not pass after --, next to -chdir and -plugin-dir (always blocked)", func(v string) error {
-		c.BlockedExtraArgs = nil
-		for _, f := range strings.Split(v, ",") {
-			if f = strings.TrimSpace(f); f != "" {
-				if !strings.HasPrefix(f, "-") || strings.Trim(f, "-") == "" {
-					return fmt.Errorf("%q is not a terraform flag (it starts with -)", f)
-				}
-				c.BlockedExtraArgs = append(c.BlockedExtraArgs, f)
+		c.BlockedExtraArgs = splitList(v)
+		for _, f := range c.BlockedExtraArgs {
+			if !strings.HasPrefix(f, "-") || strings.Trim(f, "-") == "" {
+				return fmt.Errorf("%q is not a terraform flag (it starts with -)", f)
 			}
 		}
 		return nil
 	})
 	fs.Func("var-file-allowlist", "comma-separated directories (made absolute) whose files comments may pass to -var-file, next to files inside the repository", func(v string) error {
-		c.VarFileAllowlist = nil
-		for _, d := range strings.Split(v, ",") {
-			if d = strings.TrimSpace(d); d != "" {
-				abs, err := filepath.Abs(d)
-				if err != nil {
-					return err
-				}
-				c.VarFileAllowlist = append(c.VarFileAllowlist, abs)
+		c.VarFileAllowlist = splitList(v)
+		for i, d := range c.VarFileAllowlist {
+			abs, err := filepath.Abs(d)
+			if err != nil {
+				return err
 			}
+			c.VarFileAllowlist[i] = abs
 		}
 		return nil
 	})

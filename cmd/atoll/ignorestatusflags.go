@@ -1,9 +1,6 @@
 package main
 
-import (
-	"flag"
-	"strings"
-)
+import "flag"
 
 // ignoreStatusConfig holds Atlantis's --ignore-vcs-status-names: several
 // Atlantis-like servers on one repository each require their own
@@ -21,11 +18,5 @@ func ignoreStatusFlags(fs *flag.FlagSet, c *ignoreStatusConfig) {
 // ignoredStatusNames is the list, spaces trimmed and empty names dropped
 // (an empty name would match contexts starting with "/").
 func (c *ignoreStatusConfig) ignoredStatusNames() []string {
-	var names []string
-	for _, n := range strings.Split(c.IgnoreVCSStatusNames, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			names = append(names, n)
-		}
-	}
-	return names
+	return splitList(c.IgnoreVCSStatusNames)
 }
