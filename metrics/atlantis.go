@@ -81,8 +81,8 @@ func New() *Atlantis {
 	return a
 }
 
-// ProjectRun records one project command (plan, apply, policy_check,
-// import, state_rm, ...) that ended with outcome after d:
+// ProjectRun records one project job (its kind: plan, apply, import,
+// state_rm) that ended with outcome after d:
 // atlantis_project_<command>_execution_{success,failure,error} and
 // atlantis_project_<command>_execution_time.
 func (a *Atlantis) ProjectRun(command string, p Project, outcome string, d time.Duration) {
