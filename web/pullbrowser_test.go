@@ -3,12 +3,14 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,9 +41,29 @@ func TestPullPageBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// While noticeGate is set, a notice's answer is computed, announced on
+	// noticeComputed, and held until the gate closes: the test commits a
+	// change while the browser's fetch is in flight.
+	var noticeGate atomic.Pointer[chan struct{}]
+	noticeComputed := make(chan struct{}, 1)
 	// Stands in for the sign-in middleware: every request is alice's.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.h.ServeHTTP(w, r.WithContext(atoll.NewContextWithUser(r.Context(), alice)))
+		r = r.WithContext(atoll.NewContextWithUser(r.Context(), alice))
+		gate := noticeGate.Load()
+		if gate == nil || r.URL.Query().Get("section") != "notice" {
+			f.h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		f.h.ServeHTTP(rec, r)
+		select {
+		case noticeComputed <- struct{}{}:
+		default:
+		}
+		<-*gate
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
 	}))
 	t.Cleanup(srv.Close)
 
@@ -99,15 +121,27 @@ func TestPullPageBrowser(t *testing.T) {
 		t.Fatalf("queued %+v", q)
 	}
 	// The worker takes the request and finds nothing to run: the row
-	// follows it to the end by itself.
+	// follows it to the end by itself. The request finishes while the
+	// notice's fetch for the claim is in flight: the change that arrives
+	// then is aimed at the notice that fetch replaces, and must not be
+	// lost with it (the CI tour once waited for it in vain).
 	ctxDB := context.Background()
+	gate := make(chan struct{})
+	noticeGate.Store(&gate)
 	if _, err := f.db.ClaimRequest(ctxDB, "node-a"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("the running request", `document.querySelector("#outcome-`+ready+`").innerText.includes("Plan running as request #1")`)
+	select {
+	case <-noticeComputed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the claim did not re-fetch the notice")
+	}
 	if err := finishRequest(ctxDB, f, q[0].ID); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(100 * time.Millisecond) // the change reaches the browser
+	noticeGate.Store(nil)
+	close(gate)
 	waitFor("the finished request", `document.querySelector("#outcome-`+ready+` .notice-final") &&
 		document.querySelector("#outcome-`+ready+`").innerText.includes("nothing ran")`)
 	waitFor("no full reload", `window.notReloaded === true && location.search.includes("request=1")`)
