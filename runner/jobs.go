@@ -55,7 +55,7 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 			byName[j.Project] = i
 		}
 		done[i] = make(chan struct{})
-		outcomes[i] = storedOutcome(r, j)
+		outcomes[i] = storedOutcome(ctx, r, j)
 		outcomes[i].res.LockURL = r.lockURL(w, j)
 		if j.State != atoll.JobQueued {
 			close(done[i])
@@ -120,7 +120,7 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 // storedOutcome is a job's outcome as far as the store knows: for a job
 // that ended in an earlier run of its request, how it ended (told already,
 // unless the report was lost).
-func storedOutcome(r *Runner, j *atoll.Job) outcome {
+func storedOutcome(ctx context.Context, r *Runner, j *atoll.Job) outcome {
 	o := outcome{job: j, res: markdown.ProjectResult{Dir: j.Dir, Workspace: j.Workspace, Project: j.Project, Command: j.Kind, JobURL: r.jobURL(j.ID)}}
 	if j.State == atoll.JobQueued {
 		return o
@@ -131,6 +131,15 @@ func storedOutcome(r *Runner, j *atoll.Job) outcome {
 		o.res.Error = ""
 	} else if o.res.Error == "" {
 		o.res.Error = title(j.Kind) + " " + j.State + "."
+	}
+	if j.Kind == atoll.JobPlan && j.State == atoll.JobSucceeded {
+		// The resumed request's comment tells the plan's policy results
+		// as the first run would have: a failed set is never left out.
+		checks, err := r.DB.JobPolicyChecks(context.WithoutCancel(ctx), j.ID)
+		if err != nil {
+			o.res.Error = "Planned, but its policy check results could not be read: " + atoll.ErrorMessage(err)
+		}
+		o.res.Policies = checks
 	}
 	return o
 }

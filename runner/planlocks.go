@@ -45,7 +45,7 @@ func (r *Runner) runLocked(ctx context.Context, w *work, jobs []*atoll.Job, fn j
 	// Every project is told, whatever the order: none of them ran.
 	outcomes := make([]outcome, len(jobs))
 	for i, j := range jobs {
-		outcomes[i] = storedOutcome(r, j)
+		outcomes[i] = storedOutcome(ctx, r, j)
 		if j.State == atoll.JobQueued {
 			r.runJob(ctx, w, j, refuse, &outcomes[i])
 		}

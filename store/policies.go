@@ -46,6 +46,19 @@ func (db *DB) PolicyChecks(ctx context.Context, planID int64) ([]atoll.PolicyChe
 	return policyChecks(ctx, db.reader(), planID)
 }
 
+// JobPolicyChecks returns the policy set results of the plan that plan job
+// jobID stored; none when it stored no plan or the plan was not checked.
+func (db *DB) JobPolicyChecks(ctx context.Context, jobID int64) ([]atoll.PolicyCheck, error) {
+	var planID int64
+	err := db.reader().QueryRowContext(ctx, `SELECT id FROM plans WHERE job_id = ?`, jobID).Scan(&planID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("store plan of job %d: %w", jobID, err)
+	}
+	return policyChecks(ctx, db.reader(), planID)
+}
+
 // PolicyChecks returns plan planID's policy set results as this
 // transaction sees them.
 func (tx *Tx) PolicyChecks(planID int64) ([]atoll.PolicyCheck, error) {
