@@ -50,3 +50,24 @@ func UserFromContext(ctx context.Context) *User {
 	u, _ := ctx.Value(userKey{}).(*User)
 	return u
 }
+
+// APIToken is an API token as listed (never its secret).
+type APIToken struct {
+	ID         int64      `json:"id"`
+	UserID     int64      `json:"user_id"`
+	User       string     `json:"user"`
+	Name       string     `json:"name"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+}
+
+// Account is a user with what only sign-in and the admin page need.
+type Account struct {
+	User
+	// PasswordHash is the bcrypt hash of a local user's password ('' for
+	// OIDC users, who never sign in with one).
+	PasswordHash string `json:"-"`
+	// OIDCSubject is "issuer subject" of an OIDC user.
+	OIDCSubject string `json:"-"`
+	Disabled    bool   `json:"disabled"`
+}

@@ -17,3 +17,23 @@ type LogLine struct {
 	Time   time.Time `json:"time"`
 	Text   string    `json:"text"`
 }
+
+// LogSearchHit is a job whose log matches, with its last matching lines (in
+// log order; the end of a log is where errors are).
+type LogSearchHit struct {
+	Job   *Job
+	Lines []LogLine
+	// Matches counts the matching lines read (at least len(Lines)); More
+	// says there may be others.
+	Matches int
+	More    bool
+}
+
+// LogSearchResult is one page of a log search.
+type LogSearchResult struct {
+	Hits  []LogSearchHit
+	Terms []string // the phrases searched, for highlighting
+	// Older reports matches in jobs older than the page's last hit: ask
+	// again with Before set to that job's id.
+	Older bool
+}

@@ -32,3 +32,22 @@ type PullFilter struct {
 	Repo  string // owner/name
 	State string
 }
+
+// PullComment is a pull request comment kept by the local provider
+// (vcs/local), which has no remote host to keep it.
+type PullComment struct {
+	ID        int64     `json:"id"`
+	Author    string    `json:"author"`
+	Body      string    `json:"body"`
+	Hidden    bool      `json:"hidden"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// CommitStatus is a commit status kept by the local provider.
+type CommitStatus struct {
+	SHA         string `json:"sha"`
+	Context     string `json:"context"`
+	State       string `json:"state"`
+	Description string `json:"description"`
+	TargetURL   string `json:"target_url"`
+}

@@ -6,22 +6,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/atollhq/atoll"
 )
 
 // The tables in this file back vcs/local: a pull request's conversation,
 // commit statuses and approvals when there is no remote host.
-
-// Comment is a pull request comment kept by vcs/local.
-type Comment struct {
-	ID        int64     `json:"id"`
-	Author    string    `json:"author"`
-	Body      string    `json:"body"`
-	Hidden    bool      `json:"hidden"`
-	CreatedAt time.Time `json:"created_at"`
-}
 
 // AddComment stores a comment and returns its id.
 func (tx *Tx) AddComment(pullID int64, author, body string) (int64, error) {
@@ -61,15 +51,15 @@ func (tx *Tx) HideComments(pullID int64, author, marker string, keep ...int64) e
 }
 
 // Comments lists a pull request's comments in order.
-func (db *DB) Comments(ctx context.Context, pullID int64) ([]Comment, error) {
+func (db *DB) Comments(ctx context.Context, pullID int64) ([]atoll.PullComment, error) {
 	rows, err := db.reader().QueryContext(ctx, `SELECT id, author, body, hidden, created_at FROM comments WHERE pull_id = ? ORDER BY id`, pullID)
 	if err != nil {
 		return nil, fmt.Errorf("store comments: %w", err)
 	}
 	defer rows.Close()
-	var out []Comment
+	var out []atoll.PullComment
 	for rows.Next() {
-		var c Comment
+		var c atoll.PullComment
 		var t int64
 		if err := rows.Scan(&c.ID, &c.Author, &c.Body, &c.Hidden, &t); err != nil {
 			return nil, fmt.Errorf("store comments: %w", err)
@@ -80,17 +70,8 @@ func (db *DB) Comments(ctx context.Context, pullID int64) ([]Comment, error) {
 	return out, rows.Err()
 }
 
-// CommitStatus is a status kept by vcs/local.
-type CommitStatus struct {
-	SHA         string `json:"sha"`
-	Context     string `json:"context"`
-	State       string `json:"state"`
-	Description string `json:"description"`
-	TargetURL   string `json:"target_url"`
-}
-
 // SetStatus creates or replaces the status context on sha.
-func (tx *Tx) SetStatus(repoID int64, st CommitStatus) error {
+func (tx *Tx) SetStatus(repoID int64, st atoll.CommitStatus) error {
 	_, err := tx.exec(`INSERT INTO statuses (repo_id, sha, context, state, description, target_url, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (repo_id, sha, context) DO UPDATE SET state = excluded.state, description = excluded.description,
 			target_url = excluded.target_url, updated_at = excluded.updated_at`,
@@ -106,15 +87,15 @@ func (tx *Tx) SetStatus(repoID int64, st CommitStatus) error {
 }
 
 // Statuses lists the statuses on sha of a repository.
-func (db *DB) Statuses(ctx context.Context, repoID int64, sha string) ([]CommitStatus, error) {
+func (db *DB) Statuses(ctx context.Context, repoID int64, sha string) ([]atoll.CommitStatus, error) {
 	rows, err := db.reader().QueryContext(ctx, `SELECT sha, context, state, description, target_url FROM statuses WHERE repo_id = ? AND sha = ? ORDER BY context`, repoID, sha)
 	if err != nil {
 		return nil, fmt.Errorf("store statuses: %w", err)
 	}
 	defer rows.Close()
-	var out []CommitStatus
+	var out []atoll.CommitStatus
 	for rows.Next() {
-		var s CommitStatus
+		var s atoll.CommitStatus
 		if err := rows.Scan(&s.SHA, &s.Context, &s.State, &s.Description, &s.TargetURL); err != nil {
 			return nil, fmt.Errorf("store statuses: %w", err)
 		}

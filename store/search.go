@@ -73,26 +73,6 @@ func wordy(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }) >= 0
 }
 
-// SearchHit is a job whose log matches, with its last matching lines (in
-// log order; the end of a log is where errors are).
-type SearchHit struct {
-	Job   *atoll.Job
-	Lines []atoll.LogLine
-	// Matches counts the matching lines read (at least len(Lines)); More
-	// says there may be others.
-	Matches int
-	More    bool
-}
-
-// SearchResult is one page of a log search.
-type SearchResult struct {
-	Hits  []SearchHit
-	Terms []string // the phrases searched, for highlighting
-	// Older reports matches in jobs older than the page's last hit: ask
-	// again with Before set to that job's id.
-	Older bool
-}
-
 // logKey is the log_search rowid of a line (0008_log_search.sql).
 const logKey = 4294967296
 
@@ -100,10 +80,10 @@ const logKey = 4294967296
 // ParseSearch), newest job first, among the jobs matching f (f.Before is
 // the cursor; f.After is not used; f.Limit jobs per page, default
 // DefaultSearchJobs).
-func (db *DB) SearchLogs(ctx context.Context, q string, f atoll.JobFilter) (SearchResult, error) {
+func (db *DB) SearchLogs(ctx context.Context, q string, f atoll.JobFilter) (atoll.LogSearchResult, error) {
 	match, terms, err := ParseSearch(q)
 	if err != nil {
-		return SearchResult{}, err
+		return atoll.LogSearchResult{}, err
 	}
 	limit := f.Limit
 	if limit <= 0 || limit > 200 {
@@ -113,7 +93,7 @@ func (db *DB) SearchLogs(ctx context.Context, q string, f atoll.JobFilter) (Sear
 	f.Before, f.After, f.Limit = 0, 0, 0
 	where, args, err := db.jobFilterSQL(ctx, f)
 	if err != nil {
-		return SearchResult{}, err
+		return atoll.LogSearchResult{}, err
 	}
 	query := `SELECT l.job_id, l.seq, l.stream, l.time, l.text FROM log_search s
 		JOIN log_lines l ON l.job_id = s.rowid / ` + fmt.Sprint(logKey) + ` AND l.seq = s.rowid % ` + fmt.Sprint(logKey) + `
@@ -132,18 +112,18 @@ func (db *DB) SearchLogs(ctx context.Context, q string, f atoll.JobFilter) (Sear
 	qargs = append(qargs, searchScan)
 	rows, err := db.reader().QueryContext(ctx, query, qargs...)
 	if err != nil {
-		return SearchResult{}, fmt.Errorf("store search logs: %w", err)
+		return atoll.LogSearchResult{}, fmt.Errorf("store search logs: %w", err)
 	}
 	defer rows.Close()
-	res := SearchResult{Terms: terms}
+	res := atoll.LogSearchResult{Terms: terms}
 	var ids []int64
-	byJob := map[int64]*SearchHit{}
+	byJob := map[int64]*atoll.LogSearchHit{}
 	scanned := 0
 	for rows.Next() {
 		var l atoll.LogLine
 		var t int64
 		if err := rows.Scan(&l.JobID, &l.Seq, &l.Stream, &t, &l.Text); err != nil {
-			return SearchResult{}, fmt.Errorf("store search logs: %w", err)
+			return atoll.LogSearchResult{}, fmt.Errorf("store search logs: %w", err)
 		}
 		scanned++
 		l.Time = fromTS(t)
@@ -153,7 +133,7 @@ func (db *DB) SearchLogs(ctx context.Context, q string, f atoll.JobFilter) (Sear
 				res.Older = true
 				break
 			}
-			h = &SearchHit{}
+			h = &atoll.LogSearchHit{}
 			byJob[l.JobID] = h
 			ids = append(ids, l.JobID)
 		}
@@ -165,7 +145,7 @@ func (db *DB) SearchLogs(ctx context.Context, q string, f atoll.JobFilter) (Sear
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return SearchResult{}, fmt.Errorf("store search logs: %w", err)
+		return atoll.LogSearchResult{}, fmt.Errorf("store search logs: %w", err)
 	}
 	if scanned == searchScan {
 		res.Older = true
@@ -178,7 +158,7 @@ func (db *DB) SearchLogs(ctx context.Context, q string, f atoll.JobFilter) (Sear
 	}
 	jobs, err := jobsWhere(ctx, db.reader(), `j.id IN (?`+strings.Repeat(`, ?`, len(ids)-1)+`)`, anys(ids)...)
 	if err != nil {
-		return SearchResult{}, err
+		return atoll.LogSearchResult{}, err
 	}
 	found := make(map[int64]*atoll.Job, len(jobs))
 	for _, j := range jobs {

@@ -35,7 +35,7 @@ func logJob(t testing.TB, db *store.DB, f fixture, user string, lines ...string)
 	return j.ID
 }
 
-func hitIDs(res store.SearchResult) []int64 {
+func hitIDs(res atoll.LogSearchResult) []int64 {
 	out := make([]int64, len(res.Hits))
 	for i, h := range res.Hits {
 		out[i] = h.Job.ID

@@ -35,16 +35,6 @@ func HashSecret(secret string) []byte {
 // session or token, so that reading pages does not cost a commit each.
 const touchEvery = time.Minute
 
-// Token is an API token as listed (never its secret).
-type Token struct {
-	ID         int64      `json:"id"`
-	UserID     int64      `json:"user_id"`
-	User       string     `json:"user"`
-	Name       string     `json:"name"`
-	CreatedAt  time.Time  `json:"created_at"`
-	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
-}
-
 // CreateToken stores the hash of a new API token of user id.
 func (tx *Tx) CreateToken(userID int64, name string, hash []byte) (int64, error) {
 	res, err := tx.exec(`INSERT INTO api_tokens (hash, user_id, name, created_at) VALUES (?, ?, ?, ?)`, hash, userID, name, ts(tx.now))
@@ -55,8 +45,8 @@ func (tx *Tx) CreateToken(userID int64, name string, hash []byte) (int64, error)
 }
 
 // RevokeToken deletes API token id.
-func (tx *Tx) RevokeToken(id int64) (*Token, error) {
-	var t Token
+func (tx *Tx) RevokeToken(id int64) (*atoll.APIToken, error) {
+	var t atoll.APIToken
 	var created int64
 	var used sql.NullInt64
 	err := tx.queryRow(`SELECT t.id, t.user_id, u.name, t.name, t.created_at, t.last_used_at FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.id = ?`, id).
@@ -74,10 +64,10 @@ func (tx *Tx) RevokeToken(id int64) (*Token, error) {
 }
 
 // Tokens lists every API token, newest first.
-func (db *DB) Tokens(ctx context.Context) ([]*Token, error) {
+func (db *DB) Tokens(ctx context.Context) ([]*atoll.APIToken, error) {
 	rows, err := db.reader().QueryContext(ctx, `SELECT t.id, t.user_id, u.name, t.name, t.created_at, t.last_used_at FROM api_tokens t JOIN users u ON u.id = t.user_id ORDER BY t.id DESC`)
-	return collect(rows, err, "tokens", func(s scanner) (*Token, error) {
-		var t Token
+	return collect(rows, err, "tokens", func(s scanner) (*atoll.APIToken, error) {
+		var t atoll.APIToken
 		var created int64
 		var used sql.NullInt64
 		if err := s.Scan(&t.ID, &t.UserID, &t.User, &t.Name, &created, &used); err != nil {
@@ -115,8 +105,8 @@ func (db *DB) TokenUser(ctx context.Context, hash []byte) (*atoll.User, error) {
 }
 
 // scanAccountPlus scans userColumns then extra columns.
-func scanAccountPlus(s scanner, extra ...any) (*Account, error) {
-	var a Account
+func scanAccountPlus(s scanner, extra ...any) (*atoll.Account, error) {
+	var a atoll.Account
 	var created int64
 	var role string
 	dest := append([]any{&a.ID, &a.Name, &role, &a.Source, &a.PasswordHash, &a.OIDCSubject, &a.Disabled, &created}, extra...)

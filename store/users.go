@@ -9,17 +9,6 @@ import (
 	"github.com/atollhq/atoll"
 )
 
-// Account is a user with what only sign-in and the admin page need.
-type Account struct {
-	atoll.User
-	// PasswordHash is the bcrypt hash of a local user's password ('' for
-	// OIDC users, who never sign in with one).
-	PasswordHash string `json:"-"`
-	// OIDCSubject is "issuer subject" of an OIDC user.
-	OIDCSubject string `json:"-"`
-	Disabled    bool   `json:"disabled"`
-}
-
 // User sources.
 const (
 	SourceLocal = "local"
@@ -28,8 +17,8 @@ const (
 
 const userColumns = `id, name, role, source, password_hash, oidc_subject, disabled, created_at`
 
-func scanAccount(s scanner) (*Account, error) {
-	var a Account
+func scanAccount(s scanner) (*atoll.Account, error) {
+	var a atoll.Account
 	var created int64
 	var role string
 	if err := s.Scan(&a.ID, &a.Name, &role, &a.Source, &a.PasswordHash, &a.OIDCSubject, &a.Disabled, &created); err != nil {
@@ -40,7 +29,7 @@ func scanAccount(s scanner) (*Account, error) {
 	return &a, nil
 }
 
-func accountWhere(ctx context.Context, q querier, what, where string, args ...any) (*Account, error) {
+func accountWhere(ctx context.Context, q querier, what, where string, args ...any) (*atoll.Account, error) {
 	a, err := scanAccount(q.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+where, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, atoll.Errorf(atoll.ENOTFOUND, "No such user.")
@@ -51,28 +40,28 @@ func accountWhere(ctx context.Context, q querier, what, where string, args ...an
 }
 
 // UserByName returns the account called name (ENOTFOUND if none).
-func (db *DB) UserByName(ctx context.Context, name string) (*Account, error) {
+func (db *DB) UserByName(ctx context.Context, name string) (*atoll.Account, error) {
 	return accountWhere(ctx, db.reader(), name, `name = ?`, name)
 }
 
 // UserByID returns account id (ENOTFOUND if none).
-func (db *DB) UserByID(ctx context.Context, id int64) (*Account, error) {
+func (db *DB) UserByID(ctx context.Context, id int64) (*atoll.Account, error) {
 	return accountWhere(ctx, db.reader(), fmt.Sprint(id), `id = ?`, id)
 }
 
 // Users lists every account by name.
-func (db *DB) Users(ctx context.Context) ([]*Account, error) {
+func (db *DB) Users(ctx context.Context) ([]*atoll.Account, error) {
 	rows, err := db.reader().QueryContext(ctx, `SELECT `+userColumns+` FROM users ORDER BY name`)
 	return collect(rows, err, "users", scanAccount)
 }
 
 // UserByName is DB.UserByName inside a write transaction.
-func (tx *Tx) UserByName(name string) (*Account, error) {
+func (tx *Tx) UserByName(name string) (*atoll.Account, error) {
 	return accountWhere(tx.ctx, tx.tx, name, `name = ?`, name)
 }
 
 // UserByOIDCSubject returns the OIDC account of subject ("issuer subject").
-func (tx *Tx) UserByOIDCSubject(subject string) (*Account, error) {
+func (tx *Tx) UserByOIDCSubject(subject string) (*atoll.Account, error) {
 	return accountWhere(tx.ctx, tx.tx, subject, `oidc_subject = ? AND oidc_subject != ''`, subject)
 }
 

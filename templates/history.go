@@ -10,7 +10,6 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/ansi"
-	"github.com/atollhq/atoll/store"
 )
 
 // LockFilter is what the locks page's filter form holds, as typed.
@@ -59,7 +58,7 @@ type RunsPage struct {
 	// OlderURL and NewerURL are the next pages' addresses ("" when none).
 	OlderURL, NewerURL string
 	// Search is set when Filter.Q is.
-	Search *store.SearchResult
+	Search *atoll.LogSearchResult
 }
 
 // JobKinds and JobStates fill the runs filter's choices.

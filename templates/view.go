@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 )
 
 // Meta is what every page's header needs.
@@ -43,14 +42,14 @@ type PullPage struct {
 	Meta     Meta
 	Repo     *atoll.Repo
 	Pull     *atoll.Pull
-	Statuses []store.CommitStatus
+	Statuses []atoll.CommitStatus
 	// Rows are the pull request's projects, each with its latest plan.
 	Rows []ProjectRow
 	// AllNotice follows a command sent for every project (?for=all).
 	AllNotice *RequestNotice
 	Jobs      []*atoll.Job
 	Locks     []*atoll.Lock
-	Comments  []store.Comment
+	Comments  []atoll.PullComment
 	Approvers []string
 }
 
@@ -206,8 +205,8 @@ type LoginPage struct {
 // created, shown once.
 type AdminPage struct {
 	Meta                                 Meta
-	Users                                []*store.Account
-	Tokens                               []*store.Token
+	Users                                []*atoll.Account
+	Tokens                               []*atoll.APIToken
 	NewToken, NewTokenName, NewTokenUser string
 }
 

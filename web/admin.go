@@ -200,7 +200,7 @@ func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	me := atoll.UserFromContext(r.Context())
-	var t *store.Token
+	var t *atoll.APIToken
 	err = s.DB.Update(r.Context(), func(tx *store.Tx) (err error) {
 		if t, err = tx.RevokeToken(id); err != nil {
 			return err
@@ -216,7 +216,7 @@ func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request) {
 }
 
 // formUser is the user the admin form's path names.
-func (s *Server) formUser(r *http.Request) (int64, *store.Account, error) {
+func (s *Server) formUser(r *http.Request) (int64, *atoll.Account, error) {
 	id, err := formUserID(r)
 	if err != nil {
 		return 0, nil, err

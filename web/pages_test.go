@@ -78,7 +78,7 @@ func newPageFixture(t *testing.T) *pageFixture {
 		if err := tx.StartJob(live.ID); err != nil {
 			return err
 		}
-		if err := tx.SetStatus(f.repoID, store.CommitStatus{SHA: f.headSHA, Context: "atlantis/plan", State: "success",
+		if err := tx.SetStatus(f.repoID, atoll.CommitStatus{SHA: f.headSHA, Context: "atlantis/plan", State: "success",
 			Description: "1/1 projects planned"}); err != nil {
 			return err
 		}

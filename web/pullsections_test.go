@@ -107,7 +107,7 @@ func TestPullNoticeSection(t *testing.T) {
 func TestPullCommentForm(t *testing.T) {
 	f := newPullFixture(t)
 	const path = "/repos/acme/infra/pulls/7/comment"
-	comments := func() []store.Comment {
+	comments := func() []atoll.PullComment {
 		cs, err := f.db.Comments(context.Background(), f.pullID)
 		if err != nil {
 			t.Fatal(err)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/atollhq/atoll"
 	main "github.com/atollhq/atoll/cmd/atoll"
-	"github.com/atollhq/atoll/store"
 )
 
 // demoPullPath is the API path of the demo's pull request.
@@ -143,7 +142,7 @@ func demoWaitLog(t testing.TB, m *main.Main, jobID int64, text string) {
 }
 
 // demoComments reads the demo pull request's conversation from the store.
-func demoComments(t testing.TB, m *main.Main) []store.Comment {
+func demoComments(t testing.TB, m *main.Main) []atoll.PullComment {
 	t.Helper()
 	ctx := context.Background()
 	pull, err := m.DB.PullByNumber(ctx, "demo/infra", 1)

@@ -164,7 +164,7 @@ func (p *Provider) HideComments(ctx context.Context, repo atoll.Repo, number int
 // SetStatus implements vcs.Provider.
 func (p *Provider) SetStatus(ctx context.Context, repo atoll.Repo, sha string, st vcs.Status) error {
 	return p.DB.Update(ctx, func(tx *store.Tx) error {
-		return tx.SetStatus(repo.ID, store.CommitStatus{SHA: sha, Context: st.Context, State: st.State, Description: st.Description, TargetURL: st.TargetURL})
+		return tx.SetStatus(repo.ID, atoll.CommitStatus{SHA: sha, Context: st.Context, State: st.State, Description: st.Description, TargetURL: st.TargetURL})
 	})
 }
 
