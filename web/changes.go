@@ -22,6 +22,11 @@ func (s *Server) handleChanges(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "Live updates are not available on this server."))
 		return
 	}
+	release := s.holdStream(w, r)
+	if release == nil {
+		return
+	}
+	defer release()
 	changes, cancel := s.Changes.Subscribe()
 	defer cancel()
 	rc := http.NewResponseController(w)

@@ -56,6 +56,11 @@ func (s *Server) handleJobWS(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "Live logs are not available on this server."))
 		return
 	}
+	release := s.holdStream(w, r)
+	if release == nil {
+		return
+	}
+	defer release()
 	// Subscribe before reading the store, so no line falls between the two.
 	live, cancel := s.Runner.Hub.Subscribe(job.ID)
 	defer cancel()

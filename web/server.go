@@ -66,12 +66,16 @@ type Server struct {
 	// WarnInterval is how often a remote host's rejected webhooks may log a
 	// warning (zero means a minute).
 	WarnInterval time.Duration
+	// StreamsPerUser bounds the live streams (the change stream, job log
+	// websockets) one user holds at once (zero means 32); more get 429.
+	StreamsPerUser int
 
 	// patterns are the registered routes (see routeMux).
 	patterns []string
 	budget   *byteBudget
 	logins   loginLimiter
 	warns    *warnLimiter
+	streams  streamLimit
 	// streamsEnd is closed by Shutdown: long-lived responses (the change
 	// stream) end, as Shutdown waits for every response.
 	streamsEnd  chan struct{}
