@@ -43,6 +43,27 @@
 		return !!(sel && !sel.isCollapsed && sel.anchorNode && el.contains(sel.anchorNode));
 	}
 
+	// pressed is the element a press (mouse, pen or touch) began on, until
+	// the click it makes has been dispatched: a section is not swapped
+	// under a press, or the click would land on a button no longer in the
+	// page and be lost.
+	var pressed = null;
+	document.addEventListener("pointerdown", function (e) { pressed = e.target; }, true);
+	function unpress() { setTimeout(function () { pressed = null; }, 0); }
+	document.addEventListener("pointerup", unpress, true);
+	document.addEventListener("pointercancel", unpress, true);
+	function pressing(el) { return !!(pressed && el.contains(pressed)); }
+
+	// A section's answer that arrives during a press in it is dropped and
+	// asked for again once the press is over.
+	document.addEventListener("htmx:beforeSwap", function (e) {
+		var el = e.detail.target;
+		if (el && el.hasAttribute && el.hasAttribute("data-live-topics") && pressing(el)) {
+			e.detail.shouldSwap = false;
+			refresh(el);
+		}
+	});
+
 	// current is the section el stands for now: el itself, or the element
 	// that replaced it (a section swaps itself outerHTML, so a change that
 	// arrived while its earlier fetch was in flight is aimed at an element
@@ -55,16 +76,16 @@
 	}
 
 	// refresh asks htmx to re-fetch el, at most once per DEBOUNCE_MS: a
-	// burst of changes costs one request. While the user is editing in el,
-	// or el's previous fetch is still in flight (its answer may predate the
-	// change), it waits: a change is never dropped.
+	// burst of changes costs one request. While the user is editing or
+	// pressing in el, or el's previous fetch is still in flight (its answer
+	// may predate the change), it waits: a change is never dropped.
 	function refresh(el) {
 		if (pending.has(el)) return;
 		pending.set(el, setTimeout(function () {
 			pending.delete(el);
 			var now = current(el);
 			if (!now || !window.htmx) return;
-			if (editing(now) || now.classList.contains("htmx-request")) { refresh(now); return; }
+			if (editing(now) || pressing(now) || now.classList.contains("htmx-request")) { refresh(now); return; }
 			window.htmx.trigger(now, "atoll:changed");
 		}, DEBOUNCE_MS));
 	}

@@ -2,14 +2,9 @@ package web_test
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,13 +21,7 @@ import (
 // polling. The comment box posts in place and the comment appears in the
 // live conversation.
 func TestPullPageBrowser(t *testing.T) {
-	bin := os.Getenv("ATOLL_TEST_CHROMIUM")
-	if bin == "" {
-		var err error
-		if bin, err = exec.LookPath("chromium"); err != nil {
-			t.Skip("chromium not installed (make chromium installs it)")
-		}
-	}
+	bin := chromiumBin(t)
 	f := newPullFixture(t)
 	// Nothing runs: what changes below is what the test changes.
 	err := f.db.Update(context.Background(), func(tx *store.Tx) error {
@@ -67,47 +56,8 @@ func TestPullPageBrowser(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(bin), chromedp.Headless,
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(400, 900))
-	ctx, cancelCtx := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
-	var mu sync.Mutex
-	var problems []string
-	console := chromedp.Console(ctx)
-	go func() {
-		for msg, err := range console {
-			if err != nil {
-				return
-			}
-			if (msg.Type == chromedp.ConsoleException || msg.Type == chromedp.ConsoleError) && !strings.HasSuffix(msg.URL, "/favicon.ico") {
-				mu.Lock()
-				problems = append(problems, fmt.Sprintf("%s: %s (%s)", msg.Type, msg.Text, msg.URL))
-				mu.Unlock()
-			}
-		}
-	}()
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		c, cancel := context.WithTimeout(ctx, 60*time.Second)
-		defer cancel()
-		if err := chromedp.Do(c, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	waitFor := func(what, js string) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			c, cancel := context.WithTimeout(ctx, 10*time.Second)
-			ok, err := chromedp.Run(c, chromedp.Evaluate[bool](`(() => { try { return !!(`+js+`); } catch (e) { return false; } })()`))
-			cancel()
-			if err == nil && ok {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Fatalf("timed out waiting for %s", what)
-	}
+	b := openBrowser(t, bin)
+	run, waitFor, ctx := b.run, b.waitFor, b.ctx
 
 	ready := itoa(f.projects["ready"])
 	run("open the pull request", chromedp.Navigate(srv.URL+"/repos/acme/infra/pulls/7"))
@@ -145,11 +95,7 @@ func TestPullPageBrowser(t *testing.T) {
 	waitFor("the finished request", `document.querySelector("#outcome-`+ready+` .notice-final") &&
 		document.querySelector("#outcome-`+ready+`").innerText.includes("nothing ran")`)
 	waitFor("no full reload", `window.notReloaded === true && location.search.includes("request=1")`)
-	mu.Lock()
-	if len(problems) > 0 {
-		t.Errorf("console errors (CSP?): %v", problems)
-	}
-	mu.Unlock()
+	b.checkConsole()
 	// A refusal is shown in place too (htmx swaps 4xx answers; the browser
 	// logs the 400 itself).
 	spaced := itoa(f.projects["spaced"])
@@ -191,4 +137,49 @@ func TestPullPageBrowser(t *testing.T) {
 
 func finishRequest(ctx context.Context, f *pullFixture, id int64) error {
 	return f.db.Update(ctx, func(tx *store.Tx) error { return tx.FinishRequest(id, atoll.RequestDone, "") })
+}
+
+// A live section is not swapped under a press: a change that arrives while
+// a button in the projects section is held down leaves the button in
+// place, so the click that the release makes lands; the section follows
+// the change once the press is over.
+func TestLiveSectionWaitsForAPress(t *testing.T) {
+	bin := chromiumBin(t)
+	f := newPullFixture(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.h.ServeHTTP(w, r.WithContext(atoll.NewContextWithUser(r.Context(), alice)))
+	}))
+	t.Cleanup(srv.Close)
+	b := openBrowser(t, bin)
+	b.run("open the pull request", chromedp.Navigate(srv.URL+"/repos/acme/infra/pulls/7"))
+	b.waitFor("htmx", `window.htmx`)
+	ready, planning := itoa(f.projects["ready"]), itoa(f.projects["planning"])
+	button := `#project-` + ready + ` form input[value="plan"] ~ button`
+	b.waitFor("planning running", `document.querySelector("#project-`+planning+`").innerText.includes("running")`)
+	b.run("mark the Plan button", chromedp.Evaluate[chromedp.Void](`document.querySelector('`+button+`').pressMe = true`))
+	box, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]float64](`(() => { const el = document.querySelector('`+button+`'); el.scrollIntoView({block: "center"}); const r = el.getBoundingClientRect(); return [r.x + r.width/2, r.y + r.height/2]; })()`))
+	if err != nil || len(box) != 2 {
+		t.Fatalf("the Plan button's position: %v %v", box, err)
+	}
+	b.run("press the Plan button", chromedp.MouseEvent(chromedp.MousePressed, box[0], box[1], chromedp.ButtonLeft, chromedp.ClickCount(1)))
+
+	// The running plan ends while the button is held: the jobs section
+	// follows it, the projects section waits, and the button stays.
+	if err := f.db.Update(context.Background(), func(tx *store.Tx) error {
+		return tx.FinishJob(f.jobs["planning"], atoll.JobCanceled, "", nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("the jobs section following the change", `document.querySelector("#section-jobs").innerText.includes("canceled")`)
+	time.Sleep(300 * time.Millisecond) // the projects section's answer would have been swapped in by now
+	b.waitFor("the pressed button still in place", `document.querySelector('`+button+`').pressMe === true &&
+		document.querySelector("#project-`+planning+`").innerText.includes("running")`)
+
+	b.run("release it", chromedp.MouseEvent(chromedp.MouseReleased, box[0], box[1], chromedp.ButtonLeft, chromedp.ClickCount(1)))
+	b.waitFor("the click's notice", `document.querySelector("#outcome-`+ready+`").innerText.includes("Plan queued as request #1")`)
+	if q := f.queued(t); len(q) != 1 || q[0].Comment != "atlantis plan -p ready" {
+		t.Fatalf("queued %+v; want the plan the click asked for", q)
+	}
+	b.waitFor("the section following the change after the press", `!document.querySelector("#project-`+planning+`").innerText.includes("running")`)
+	b.checkConsole()
 }
