@@ -20,12 +20,42 @@ type PolicyCheck struct {
 	ApproveCount int              `json:"approve_count"`
 	Approvals    []PolicyApproval `json:"approvals"`
 	CreatedAt    time.Time        `json:"created_at"`
+	// Sticky (sticky_policy_approvals): the approvals of the project's
+	// previous check of this set on the pull request that covered every
+	// item of this output were kept for this one.
+	Sticky bool `json:"sticky"`
+	// ItemHashes are the SHA-256 hex digests of the output's items (the
+	// matches of policy_item_regex in the whole output), set on sticky
+	// checks: what an approval of this check covers.
+	ItemHashes []string `json:"item_hashes,omitempty"`
 }
 
 // PolicyApproval is one owner's approve_policies of a failed policy set.
 type PolicyApproval struct {
 	User      string    `json:"user"`
 	CreatedAt time.Time `json:"created_at"`
+	// KeptFromPlan is the plan whose check the owner approved, when the
+	// approval was kept for a later plan (sticky_policy_approvals).
+	KeptFromPlan int64 `json:"kept_from_plan,omitempty"`
+	// ItemHashes are the items the owner approved (see
+	// PolicyCheck.ItemHashes).
+	ItemHashes []string `json:"-"`
+}
+
+// PolicyItemsCovered reports whether an approval of items approved covers a check whose
+// items are current: every current item was approved. Items that went away
+// (a fixed violation) do not matter.
+func PolicyItemsCovered(approved, current []string) bool {
+	have := make(map[string]bool, len(approved))
+	for _, h := range approved {
+		have[h] = true
+	}
+	for _, h := range current {
+		if !have[h] {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxPolicyOutput bounds the conftest output kept per policy set.

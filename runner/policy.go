@@ -3,6 +3,8 @@ package runner
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -44,10 +46,41 @@ func (r *Runner) checkPolicies(ctx context.Context, w *work, j *atoll.Job, dir s
 		return nil, fmt.Errorf("write plan json for conftest: %w", err)
 	}
 	defer os.Remove(filepath.Join(dir, input))
+	var checks []atoll.PolicyCheck
+	var err error
 	if j.Spec.PolicySteps == nil {
-		return r.conftestSets(ctx, j, dir, input, sink)
+		checks, err = r.conftestSets(ctx, j, dir, input, sink)
+	} else {
+		checks, err = r.policySteps(ctx, w, j, dir, sink)
 	}
-	return r.policySteps(ctx, w, j, dir, sink)
+	r.markSticky(checks)
+	return checks, err
+}
+
+// markSticky marks the checks of sets with sticky_policy_approvals and
+// hashes their output's items (the matches of policy_item_regex), which
+// decide which earlier approvals still cover them.
+func (r *Runner) markSticky(checks []atoll.PolicyCheck) {
+	for i := range checks {
+		c := &checks[i]
+		sticky, re := r.Policies.Policies.StickyFor(c.PolicySet)
+		if !sticky {
+			continue
+		}
+		c.Sticky, c.ItemHashes = true, policyItemHashes(re, c.Output)
+	}
+}
+
+// policyItemHashes are the SHA-256 hex digests of re's matches in out,
+// each once, sorted.
+func policyItemHashes(re *regexp.Regexp, out string) []string {
+	var hashes []string
+	for _, item := range re.FindAllString(out, -1) {
+		sum := sha256.Sum256([]byte(item))
+		hashes = append(hashes, hex.EncodeToString(sum[:]))
+	}
+	slices.Sort(hashes)
+	return slices.Compact(hashes)
 }
 
 // policySteps runs a policy_check stage with steps of its own: run, env

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,5 +78,83 @@ func TestPolicyChecksStoreApproveClear(t *testing.T) {
 	}
 	if got, _ = db.PolicyChecks(ctx, plan.ID); atoll.PoliciesSatisfied(got) || len(got[1].Approvals) != 0 {
 		t.Fatalf("after clear: %+v", got)
+	}
+}
+
+// A sticky check keeps the approvals of the project's previous check of
+// its set on the pull request that cover all its items (and only those,
+// with the items and plan they were given on); a non-sticky check keeps
+// none. The owner whose approval was kept cannot approve the same check
+// again.
+func TestStickyPolicyApprovalsKept(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	f := seed(t, db, 1)
+	takeLock(t, db, f.projectID, f.pullID)
+	check := func(items []string, sticky bool, approvers ...string) atoll.PolicyCheck {
+		t.Helper()
+		plan, err := planFor(t, db, f.pullID, f.projectID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checks := []atoll.PolicyCheck{{PolicySet: "strict", Output: strings.Join(items, "\n"), ApproveCount: 2, Sticky: sticky, ItemHashes: items}}
+		err = db.Update(ctx, func(tx *store.Tx) error {
+			if err := tx.InsertPolicyChecks(plan.ID, checks); err != nil {
+				return err
+			}
+			for _, u := range approvers {
+				if err := tx.ApprovePolicyCheck(checks[0].ID, u); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.PolicyChecks(ctx, plan.ID)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("checks of plan %d: %v, %v", plan.ID, got, err)
+		}
+		if len(checks[0].Approvals) != len(got[0].Approvals)-len(approvers) {
+			t.Fatalf("InsertPolicyChecks set %d kept approvals; the store has %d", len(checks[0].Approvals), len(got[0].Approvals)-len(approvers))
+		}
+		return got[0]
+	}
+	users := func(c atoll.PolicyCheck) string {
+		var u []string
+		for _, a := range c.Approvals {
+			u = append(u, fmt.Sprintf("%s@%d", a.User, a.KeptFromPlan))
+		}
+		return strings.Join(u, " ")
+	}
+	first := check([]string{"a", "b"}, true, "carol")
+	if got := users(first); got != "carol@0" {
+		t.Fatalf("first check's approvals: %s", got)
+	}
+	same := check([]string{"b", "a"}, true, "dave")
+	if got := users(same); got != fmt.Sprintf("carol@%d dave@0", first.PlanID) {
+		t.Fatalf("same items: approvals %s; want carol's kept from plan %d, and dave's", got, first.PlanID)
+	}
+	err := db.Update(ctx, func(tx *store.Tx) error { return tx.ApprovePolicyCheck(same.ID, "carol") })
+	if atoll.ErrorCode(err) != atoll.ECONFLICT || !strings.Contains(atoll.ErrorMessage(err), fmt.Sprintf("approval of plan #%d covers this output too", first.PlanID)) {
+		t.Fatalf("carol approving again: %v", err)
+	}
+	// Fewer items: both kept, carol's still from the plan she approved.
+	fewer := check([]string{"a"}, true)
+	if got := users(fewer); got != fmt.Sprintf("carol@%d dave@%d", first.PlanID, same.PlanID) {
+		t.Fatalf("fewer items: approvals %s", got)
+	}
+	if !fewer.Satisfied() {
+		t.Fatal("two kept approvals of two needed do not satisfy the set")
+	}
+	// A new item: none kept.
+	if got := users(check([]string{"a", "c"}, true)); got != "" {
+		t.Fatalf("a new item: approvals %q kept", got)
+	}
+	// Not sticky: none kept, even with the same items as an approved check.
+	check([]string{"x"}, true, "carol")
+	if got := users(check([]string{"x"}, false)); got != "" {
+		t.Fatalf("not sticky: approvals %q kept", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,11 @@ func newPolicyE2E(t *testing.T, repos ...map[string]any) *e2e {
 // policyConfig is the configuration of newPolicyE2E, whose set
 // no-production is owned by setOwners.
 func policyConfig(t *testing.T, setOwners map[string]any, repos ...map[string]any) func(*main.Config) {
+	return policyConfigWith(t, setOwners, nil, repos...)
+}
+
+// policyConfigWith is policyConfig with more top-level keys of policies.
+func policyConfigWith(t *testing.T, setOwners, policies map[string]any, repos ...map[string]any) func(*main.Config) {
 	conftest := os.Getenv("ATOLL_TEST_CONFTEST")
 	if conftest == "" {
 		t.Skip("ATOLL_TEST_CONFTEST is not set: policy check tests need a conftest binary (make test installs one in bin/)")
@@ -48,14 +54,16 @@ func policyConfig(t *testing.T, setOwners map[string]any, repos ...map[string]an
 			t.Fatal(err)
 		}
 	}
-	cfg, err := json.Marshal(map[string]any{"repos": repos, "policies": map[string]any{
+	all := map[string]any{
 		"owners": map[string]any{"users": []string{"carol"}},
 		"policy_sets": []map[string]any{
 			{"name": "no-production", "path": filepath.Join(dir, "deny"), "source": "local",
 				"owners": setOwners, "prevent_self_approve": true},
 			{"name": "baseline", "path": filepath.Join(dir, "allow"), "source": "local"},
 		},
-	}})
+	}
+	maps.Copy(all, policies)
+	cfg, err := json.Marshal(map[string]any{"repos": repos, "policies": all})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,6 +65,9 @@ func ApprovalStatus(checks []atoll.PolicyCheck) string {
 			users := make([]string, len(c.Approvals))
 			for i, a := range c.Approvals {
 				users[i] = a.User
+				if a.KeptFromPlan != 0 {
+					users[i] += fmt.Sprintf(" (kept from plan #%d: sticky)", a.KeptFromPlan)
+				}
 			}
 			fmt.Fprintf(&b, " Approved by: %s.", strings.Join(users, ", "))
 		}

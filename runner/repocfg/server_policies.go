@@ -1,6 +1,7 @@
 package repocfg
 
 import (
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -14,6 +15,34 @@ type Policies struct {
 	Owners          PolicyOwners
 	ApproveCount    int // default for sets that set none; at least 1
 	Sets            []PolicySet
+	// Sticky (sticky_policy_approvals) keeps a failed set's approvals
+	// across new plans of the project while every item of the new output
+	// was among the items approved; ItemRegex (policy_item_regex, default
+	// DefaultPolicyItemRegex) finds the items. Sets may override both.
+	Sticky    bool
+	ItemRegex *regexp.Regexp
+}
+
+// DefaultPolicyItemRegex is Atlantis's policy_item_regex default: the whole
+// output is one item, so any change to it needs new approvals.
+const DefaultPolicyItemRegex = `(?s).+`
+
+// StickyFor reports whether set name's approvals are sticky, and the
+// regex that finds its output's items.
+func (p *Policies) StickyFor(name string) (bool, *regexp.Regexp) {
+	sticky, re := p.Sticky, p.ItemRegex
+	if s := p.Set(name); s != nil {
+		if s.Sticky != nil {
+			sticky = *s.Sticky
+		}
+		if s.ItemRegex != nil {
+			re = s.ItemRegex
+		}
+	}
+	if re == nil {
+		re = regexp.MustCompile(DefaultPolicyItemRegex)
+	}
+	return sticky, re
 }
 
 // PolicyOwners are the users (VCS logins) and teams that own policies.
@@ -30,6 +59,8 @@ type PolicySet struct {
 	Owners             PolicyOwners
 	ApproveCount       int
 	PreventSelfApprove bool
+	Sticky             *bool          // nil: the top level's
+	ItemRegex          *regexp.Regexp // nil: the top level's
 }
 
 // IsOwner reports whether user is among the users, or in one of the teams
@@ -102,8 +133,10 @@ func (d *decoder) serverPolicies(n *yaml.Node, path string) (*Policies, error) {
 			p.ApproveCount, err = d.integer(f.val, fp)
 		case "policy_sets":
 			sets = f.val
-		case "sticky_policy_approvals", "policy_item_regex":
-			d.warn(f.key, fp, "")
+		case "sticky_policy_approvals":
+			p.Sticky, err = d.boolean(f.val, fp)
+		case "policy_item_regex":
+			p.ItemRegex, err = d.itemRegex(f.val, fp)
 		}
 		if err != nil {
 			return nil, err
@@ -156,8 +189,12 @@ func (d *decoder) policySet(n *yaml.Node, path string, defaultCount int) (Policy
 			s.ApproveCount, err = d.integer(f.val, fp)
 		case "prevent_self_approve":
 			s.PreventSelfApprove, err = d.boolean(f.val, fp)
-		case "sticky_policy_approvals", "policy_item_regex":
-			d.warn(f.key, fp, "")
+		case "sticky_policy_approvals":
+			var sticky bool
+			sticky, err = d.boolean(f.val, fp)
+			s.Sticky = &sticky
+		case "policy_item_regex":
+			s.ItemRegex, err = d.itemRegex(f.val, fp)
 		}
 		if err != nil {
 			return s, err
@@ -226,4 +263,21 @@ func (s *ServerConfig) CustomPolicyCheckFor(id string) bool {
 		}
 	}
 	return on
+}
+
+// itemRegex decodes a policy_item_regex: a Go regular expression (as in
+// Atlantis) that matches something.
+func (d *decoder) itemRegex(n *yaml.Node, path string) (*regexp.Regexp, error) {
+	v, err := d.str(n, path)
+	if err != nil {
+		return nil, err
+	}
+	re, err := regexp.Compile(v)
+	if err != nil {
+		return nil, d.errorf(n, path, "is not a valid regular expression: %v", err)
+	}
+	if v == "" {
+		return nil, d.errorf(n, path, "cannot be empty: it finds the items an approval covers (default %q)", DefaultPolicyItemRegex)
+	}
+	return re, nil
 }

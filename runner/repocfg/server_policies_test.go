@@ -113,3 +113,53 @@ policies:
 		}
 	}
 }
+
+// sticky_policy_approvals and policy_item_regex: the top level's, unless a
+// policy set says otherwise; Atlantis's default regex is the whole output.
+func TestStickyPolicyConfig(t *testing.T) {
+	sc, err := repocfg.ParseServerConfig("repos.yaml", []byte(`
+policies:
+  sticky_policy_approvals: true
+  policy_item_regex: "(?m)^FAIL.*"
+  policy_sets:
+    - {name: inherits, path: p}
+    - {name: opts-out, path: p, sticky_policy_approvals: false}
+    - {name: lines, path: p, policy_item_regex: ".+"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := "FAIL - one\nok\nFAIL - two"
+	for _, tc := range []struct {
+		set    string
+		sticky bool
+		items  []string
+	}{
+		{"inherits", true, []string{"FAIL - one", "FAIL - two"}},
+		{"opts-out", false, []string{"FAIL - one", "FAIL - two"}},
+		{"lines", true, []string{"FAIL - one", "ok", "FAIL - two"}},
+		{"unknown", true, []string{"FAIL - one", "FAIL - two"}},
+	} {
+		sticky, re := sc.Policies.StickyFor(tc.set)
+		if items := re.FindAllString(out, -1); sticky != tc.sticky || !reflect.DeepEqual(items, tc.items) {
+			t.Errorf("%s: sticky %v, items %q; want %v, %q", tc.set, sticky, items, tc.sticky, tc.items)
+		}
+	}
+	def, err := repocfg.ParseServerConfig("repos.yaml", []byte("policies:\n  policy_sets: [{name: a, path: p, sticky_policy_approvals: true}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sticky, re := def.Policies.StickyFor("a"); !sticky || re.String() != repocfg.DefaultPolicyItemRegex || len(re.FindAllString(out, -1)) != 1 {
+		t.Errorf("defaults: sticky %v, regex %v", sticky, re)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"policies:\n  policy_item_regex: '(['\n  policy_sets: [{name: a, path: p}]", "policy_item_regex: is not a valid regular expression"},
+		{"policies:\n  policy_sets: [{name: a, path: p, policy_item_regex: ''}]", "policy_sets[0].policy_item_regex: cannot be empty"},
+		{"policies:\n  sticky_policy_approvals: maybe\n  policy_sets: [{name: a, path: p}]", "sticky_policy_approvals"},
+	} {
+		_, err := repocfg.ParseServerConfig("repos.yaml", []byte(tc.in))
+		if atoll.ErrorCode(err) != atoll.EINVALID || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want EINVALID with %q", tc.in, err, tc.want)
+		}
+	}
+}
