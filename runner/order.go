@@ -114,10 +114,13 @@ func (r *Runner) skipJob(ctx context.Context, w *work, j *atoll.Job, o *outcome,
 		if err := tx.FinishJob(j.ID, atoll.JobCanceled, reason, nil); err != nil {
 			return err
 		}
-		if j.Kind != atoll.JobPlan || !j.Spec.LockTaken {
+		// A plan, import or state rm that never ran gives back the lock
+		// its request took for it. An apply keeps it: releasing would
+		// discard the plan it was to apply.
+		if j.Kind == atoll.JobApply || !j.Spec.LockTaken {
 			return nil
 		}
-		_, err := tx.ReleaseLocks(store.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", "plan not run")
+		_, err := tx.ReleaseLocks(store.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", commandText(j.Kind)+" not run")
 		return err
 	})
 	if err != nil {

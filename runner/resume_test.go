@@ -69,3 +69,20 @@ func TestResumedPlanKeepsItsPolicyResults(t *testing.T) {
 		}
 	}
 }
+
+// A state rm that does not run because the project it depends on failed
+// gives back the lock its request took for it, as a plan does.
+func TestSkippedStateRmGivesBackItsLock(t *testing.T) {
+	e := newOrderEnv(t, "version: 3\nprojects:\n- {name: a, dir: a}\n- {name: b, dir: b, depends_on: [a]}\n", []string{"a", "b"}, nil, 1)
+	e.start()
+	jobs, posted := e.comment(1, "atlantis state rm terraform_data.missing")
+	if a := jobs["a"]; a == nil || a.State != atoll.JobFailed {
+		t.Fatalf("a: %+v; want its state rm failed (nothing in its state)\n%s", a, posted)
+	}
+	if b := jobs["b"]; b == nil || b.State != atoll.JobCanceled || !strings.Contains(b.Error, "depends on project `a`") {
+		t.Fatalf("b: %+v; want not run, for its failed dependency", b)
+	}
+	if held := e.locked(1); held["b"] {
+		t.Errorf("pull #1 still holds b's lock (held: %v); b never ran", held)
+	}
+}
