@@ -2,6 +2,9 @@ package atoll
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"time"
 )
 
@@ -70,4 +73,44 @@ type Account struct {
 	// OIDCSubject is "issuer subject" of an OIDC user.
 	OIDCSubject string `json:"-"`
 	Disabled    bool   `json:"disabled"`
+}
+
+// User sources: how a user signs in (User.Source). Named apart from the
+// event sources (SourceAPI, ...), which say where an action came from.
+const (
+	UserSourceLocal = "local"
+	UserSourceOIDC  = "oidc"
+)
+
+// NewUser is what creating a user needs.
+type NewUser struct {
+	Name         string
+	Role         Role
+	Source       string // UserSourceLocal or UserSourceOIDC
+	PasswordHash string // bcrypt, local users
+	OIDCSubject  string // "issuer subject", OIDC users
+}
+
+// Session lifetimes: a session ends after SessionIdle without use or
+// SessionMaxAge after sign-in, whichever comes first.
+const (
+	SessionIdle   = 12 * time.Hour
+	SessionMaxAge = 7 * 24 * time.Hour
+)
+
+// NewSecret returns a random 32-byte secret (a session cookie or an API
+// token), URL-safe, and the hash under which it is stored. The secret
+// itself is never stored.
+func NewSecret() (secret string, hash []byte) {
+	b := make([]byte, 32)
+	rand.Read(b) // never fails (crypto/rand)
+	secret = base64.RawURLEncoding.EncodeToString(b)
+	return secret, HashSecret(secret)
+}
+
+// HashSecret is the SHA-256 of a secret: what the database keeps. A plain
+// hash suffices because the secrets are 256 random bits, not passwords.
+func HashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
 }

@@ -200,3 +200,17 @@ type Request struct {
 	// client's address (dashboard, API) or "pr-comment"/"webhook".
 	Source string `json:"source,omitempty"`
 }
+
+// JobCount is the number of jobs of a kind in a state.
+type JobCount struct {
+	Kind, State string
+	N           int
+}
+
+// JobHistory is one page of the runs history, newest first.
+type JobHistory struct {
+	Jobs []*Job
+	// Older and Newer report whether jobs matching the filter exist beyond
+	// the page's last (older) or first (newer) job.
+	Older, Newer bool
+}

@@ -16,3 +16,24 @@ type Lock struct {
 	CreatedAt time.Time `json:"created_at"`
 	PullID    int64     `json:"-"`
 }
+
+// LockSelector picks the locks a release takes: set exactly one field.
+type LockSelector struct {
+	PullID int64 // every lock this pull request holds
+	LockID int64 // this lock (ENOTFOUND when there is none)
+	// ProjectID, with PullID, narrows it to the pull request's lock of this
+	// project, if it holds it (releasing nothing otherwise).
+	ProjectID int64
+}
+
+// LockFilter selects locks; zero fields match anything.
+type LockFilter struct {
+	Repo string // owner/name
+	Pull int
+	User string
+	// OlderThan keeps the locks taken before it.
+	OlderThan time.Time
+	// After (a lock id) and Limit page the list; Limit 0 means all.
+	After int64
+	Limit int
+}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/atollhq/atoll"
 )
@@ -129,13 +127,4 @@ func (db *DB) Approvers(ctx context.Context, pullID int64) ([]string, error) {
 		out = append(out, u)
 	}
 	return out, rows.Err()
-}
-
-// ParseID parses a decimal id as used in URLs and comment ids.
-func ParseID(s string) (int64, error) {
-	id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, atoll.Errorf(atoll.EINVALID, "Invalid id %q.", s)
-	}
-	return id, nil
 }

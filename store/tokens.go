@@ -2,10 +2,7 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,23 +10,6 @@ import (
 
 	"github.com/atollhq/atoll"
 )
-
-// NewSecret returns a random 32-byte secret (a session cookie or an API
-// token), URL-safe, and the hash under which it is stored. The secret
-// itself is never stored.
-func NewSecret() (secret string, hash []byte) {
-	b := make([]byte, 32)
-	rand.Read(b) // never fails (crypto/rand)
-	secret = base64.RawURLEncoding.EncodeToString(b)
-	return secret, HashSecret(secret)
-}
-
-// HashSecret is the SHA-256 of a secret: what the database keeps. A plain
-// hash suffices because the secrets are 256 random bits, not passwords.
-func HashSecret(secret string) []byte {
-	h := sha256.Sum256([]byte(secret))
-	return h[:]
-}
 
 // Touch interval: last-used times are written at most this often per
 // session or token, so that reading pages does not cost a commit each.

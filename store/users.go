@@ -9,12 +9,6 @@ import (
 	"github.com/atollhq/atoll"
 )
 
-// User sources.
-const (
-	SourceLocal = "local"
-	SourceOIDC  = "oidc"
-)
-
 const userColumns = `id, name, role, source, password_hash, oidc_subject, disabled, created_at`
 
 func scanAccount(s scanner) (*atoll.Account, error) {
@@ -65,21 +59,12 @@ func (tx *Tx) UserByOIDCSubject(subject string) (*atoll.Account, error) {
 	return accountWhere(tx.ctx, tx.tx, subject, `oidc_subject = ? AND oidc_subject != ''`, subject)
 }
 
-// NewUser is what CreateUser needs.
-type NewUser struct {
-	Name         string
-	Role         atoll.Role
-	Source       string // SourceLocal or SourceOIDC
-	PasswordHash string // bcrypt, local users
-	OIDCSubject  string // "issuer subject", OIDC users
-}
-
 // CreateUser adds an account; a taken name is ECONFLICT.
-func (tx *Tx) CreateUser(u NewUser) (*atoll.User, error) {
+func (tx *Tx) CreateUser(u atoll.NewUser) (*atoll.User, error) {
 	if !u.Role.Valid() {
 		return nil, atoll.Errorf(atoll.EINVALID, "Unknown role %q: viewer, operator or admin.", u.Role)
 	}
-	if u.Source != SourceLocal && u.Source != SourceOIDC {
+	if u.Source != atoll.UserSourceLocal && u.Source != atoll.UserSourceOIDC {
 		return nil, fmt.Errorf("store create user %s: unknown source %q", u.Name, u.Source)
 	}
 	var n int

@@ -70,7 +70,7 @@ func (s *Server) adminChange(w http.ResponseWriter, r *http.Request, action, det
 	s.done(w, r, "/admin", msg, nil, map[string]string{"message": msg})
 }
 
-func formUserID(r *http.Request) (int64, error) { return store.ParseID(r.PathValue("id")) }
+func formUserID(r *http.Request) (int64, error) { return atoll.ParseID(r.PathValue("id")) }
 
 // validUserName keeps names printable and short: they appear in comments,
 // the audit log and pages.
@@ -109,7 +109,7 @@ func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.adminChange(w, r, "user.create", name+" as "+string(role), "Created "+name+" ("+string(role)+").", func(tx *store.Tx) error {
-		_, err := tx.CreateUser(store.NewUser{Name: name, Role: role, Source: store.SourceLocal, PasswordHash: string(hash)})
+		_, err := tx.CreateUser(atoll.NewUser{Name: name, Role: role, Source: atoll.UserSourceLocal, PasswordHash: string(hash)})
 		return err
 	})
 }
@@ -174,7 +174,7 @@ func (s *Server) handleCreateToken(w http.ResponseWriter, r *http.Request) {
 		s.failed(w, r, "/admin", err)
 		return
 	}
-	secret, hash := store.NewSecret()
+	secret, hash := atoll.NewSecret()
 	err = s.DB.Update(r.Context(), func(tx *store.Tx) error {
 		if _, err := tx.CreateToken(a.ID, name, hash); err != nil {
 			return err

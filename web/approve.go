@@ -31,7 +31,7 @@ func (s *Server) handleRejectPlan(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) decideForm(w http.ResponseWriter, r *http.Request, decision string) {
-	id, err := store.ParseID(r.PathValue("id"))
+	id, err := atoll.ParseID(r.PathValue("id"))
 	if err != nil {
 		s.failed(w, r, "/", err)
 		return
@@ -71,7 +71,7 @@ func (s *Server) decide(r *http.Request, id int64, decision, reason string) (*at
 	}
 	var a *atoll.Approval
 	err := s.DB.Update(r.Context(), func(tx *store.Tx) (err error) {
-		a, err = tx.DecidePlan(store.PlanDecision{PlanID: id, Decision: decision, User: u.Name, Reason: reason,
+		a, err = tx.DecidePlan(atoll.PlanDecision{PlanID: id, Decision: decision, User: u.Name, Reason: reason,
 			Source: source(r), TTL: s.ApprovalTTL})
 		return err
 	})
@@ -121,7 +121,7 @@ func (s *Server) approvalView(ctx context.Context, id int64, back string) (templ
 
 // approvalRequired reports whether --plan-approval requires an approval of
 // the plan.
-func (s *Server) approvalRequired(ref *store.PlanRef) bool {
+func (s *Server) approvalRequired(ref *atoll.PlanRef) bool {
 	return s.Runner != nil && s.Runner.PlanApproval.Requires(ref.Repo, ref.Project, ref.Dir)
 }
 

@@ -20,14 +20,14 @@ func (s *Server) handleLocks(w http.ResponseWriter, r *http.Request) {
 // handleUnlock deletes one lock and discards the holder's plan for it,
 // then tells the pull request who unlocked it.
 func (s *Server) handleUnlock(w http.ResponseWriter, r *http.Request) {
-	id, err := store.ParseID(r.PathValue("id"))
+	id, err := atoll.ParseID(r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
 	var locks []*atoll.Lock
 	err = s.DB.Update(r.Context(), func(tx *store.Tx) (err error) {
-		locks, err = tx.ReleaseLocks(store.LockSelector{LockID: id}, actor(r), source(r), "lock.delete", "via API")
+		locks, err = tx.ReleaseLocks(atoll.LockSelector{LockID: id}, actor(r), source(r), "lock.delete", "via API")
 		return err
 	})
 	if err != nil {

@@ -53,10 +53,10 @@ func (s *Server) matchPassword(ctx context.Context, name, password string) (*ato
 		return nil, err
 	}
 	hash := []byte(a.PasswordHash)
-	if a.Source != store.SourceLocal || a.PasswordHash == "" {
+	if a.Source != atoll.UserSourceLocal || a.PasswordHash == "" {
 		hash = dummyHash
 	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || a.Disabled || a.Source != store.SourceLocal {
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || a.Disabled || a.Source != atoll.UserSourceLocal {
 		return nil, atoll.Errorf(atoll.EUNAUTHORIZED, wrongPassword)
 	}
 	return &a.User, nil
@@ -125,7 +125,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 // startSession signs u in: a new session row (its hash), the cookie, and
 // the audit event.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *atoll.User, how string) error {
-	secret, hash := store.NewSecret()
+	secret, hash := atoll.NewSecret()
 	err := s.DB.Update(r.Context(), func(tx *store.Tx) error {
 		if _, err := tx.DeleteExpiredSessions(); err != nil {
 			return err
@@ -139,7 +139,7 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *atoll.U
 		return err
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: "/", HttpOnly: true,
-		Secure: s.secureCookies(r), SameSite: http.SameSiteLaxMode, MaxAge: int(store.SessionMaxAge / time.Second)})
+		Secure: s.secureCookies(r), SameSite: http.SameSiteLaxMode, MaxAge: int(atoll.SessionMaxAge / time.Second)})
 	return nil
 }
 
@@ -148,7 +148,7 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *atoll.U
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
 		err := s.DB.Update(r.Context(), func(tx *store.Tx) error {
-			name, err := tx.DeleteSession(store.HashSecret(c.Value))
+			name, err := tx.DeleteSession(atoll.HashSecret(c.Value))
 			if err != nil || name == "" {
 				return err
 			}

@@ -80,8 +80,8 @@ func (s *Server) handleOIDCLogin(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "The sign-in provider cannot be reached: try again shortly."))
 		return
 	}
-	state, _ := store.NewSecret()
-	nonce, _ := store.NewSecret()
+	state, _ := atoll.NewSecret()
+	nonce, _ := atoll.NewSecret()
 	verifier := oauth2.GenerateVerifier()
 	next := safeBack(r.URL.Query().Get("next"))
 	value := strings.Join([]string{state, nonce, verifier, base64.RawURLEncoding.EncodeToString([]byte(next))}, ".")
@@ -217,7 +217,7 @@ func (s *Server) oidcAccount(ctx context.Context, issuer, subject string, cl oid
 		if _, err := tx.UserByName(name); err == nil {
 			name = "oidc:" + subject // a local account has the name
 		}
-		u, err = tx.CreateUser(store.NewUser{Name: name, Role: role, Source: store.SourceOIDC, OIDCSubject: key})
+		u, err = tx.CreateUser(atoll.NewUser{Name: name, Role: role, Source: atoll.UserSourceOIDC, OIDCSubject: key})
 		return err
 	})
 	return u, err

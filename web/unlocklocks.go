@@ -70,7 +70,7 @@ func (s *Server) handleUnlockLocks(w http.ResponseWriter, r *http.Request) {
 	err = s.DB.Update(ctx, func(tx *store.Tx) error {
 		res = unlockResult{} // Update may run this more than once
 		for _, id := range in.IDs {
-			locks, err := tx.ReleaseLocks(store.LockSelector{LockID: id}, user.Name, source(r), "lock.delete", "unlocked from the dashboard")
+			locks, err := tx.ReleaseLocks(atoll.LockSelector{LockID: id}, user.Name, source(r), "lock.delete", "unlocked from the dashboard")
 			if atoll.ErrorCode(err) == atoll.ENOTFOUND {
 				res.Missing = append(res.Missing, id)
 				continue
@@ -109,7 +109,7 @@ func readUnlockRequest(w http.ResponseWriter, r *http.Request) (unlockRequest, e
 		}
 		in.Back, in.Confirm = r.PostForm.Get("back"), r.PostForm.Get("confirm") == "1"
 		for _, v := range r.PostForm["id"] {
-			id, err := store.ParseID(v)
+			id, err := atoll.ParseID(v)
 			if err != nil {
 				return in, atoll.Errorf(atoll.EINVALID, "Invalid lock id %q.", v)
 			}
