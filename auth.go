@@ -114,3 +114,15 @@ func HashSecret(secret string) []byte {
 	h := sha256.Sum256([]byte(secret))
 	return h[:]
 }
+
+// OIDCSignIn is who an OpenID Connect provider says signed in, for
+// UserService.OIDCUser.
+type OIDCSignIn struct {
+	// Subject is "issuer subject": the account's key.
+	Subject string
+	// Name names a new account; AltName does if Name is already taken.
+	Name, AltName string
+	// Role is the role the provider's claims grant ("" if they grant none:
+	// an existing account keeps its role, a new one is a viewer).
+	Role Role
+}

@@ -170,3 +170,17 @@ func (db *DB) PlanApprovers(ctx context.Context, pullID int64) ([]string, error)
 		return u, s.Scan(&u)
 	})
 }
+
+// DecidePlan is Tx.DecidePlan in a transaction of its own: the decision and
+// its audit event, both or neither.
+func (db *DB) DecidePlan(ctx context.Context, d atoll.PlanDecision) (*atoll.Approval, error) {
+	var a *atoll.Approval
+	err := db.Update(ctx, func(tx *Tx) (err error) {
+		a, err = tx.DecidePlan(d)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}

@@ -128,3 +128,15 @@ func (db *DB) Approvers(ctx context.Context, pullID int64) ([]string, error) {
 	}
 	return out, rows.Err()
 }
+
+// AddComment stores a comment on a local repository's pull request in a
+// transaction of its own (the dashboard posts it before the runner sees
+// it) and returns its id.
+func (db *DB) AddComment(ctx context.Context, pullID int64, author, body string) (int64, error) {
+	var id int64
+	err := db.Update(ctx, func(tx *Tx) (err error) {
+		id, err = tx.AddComment(pullID, author, body)
+		return err
+	})
+	return id, err
+}

@@ -238,3 +238,42 @@ func (db *DB) LockCount(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// ReleaseLock releases lock id (ENOTFOUND if it is not held) as actor
+// from source, through ReleaseLocks (its plan discarded, one audit event
+// "lock.delete" with reason), in a transaction of its own.
+func (db *DB) ReleaseLock(ctx context.Context, id int64, actor, source, reason string) ([]*atoll.Lock, error) {
+	var locks []*atoll.Lock
+	err := db.Update(ctx, func(tx *Tx) (err error) {
+		locks, err = tx.ReleaseLocks(atoll.LockSelector{LockID: id}, actor, source, "lock.delete", reason)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return locks, nil
+}
+
+// ReleaseLocksByID releases, in one transaction, every lock of ids still
+// held, as ReleaseLock does each; the ids no longer held are returned in
+// missing, not as an error.
+func (db *DB) ReleaseLocksByID(ctx context.Context, ids []int64, actor, source, reason string) (released []*atoll.Lock, missing []int64, err error) {
+	err = db.Update(ctx, func(tx *Tx) error {
+		released, missing = nil, nil // Update may run this more than once
+		for _, id := range ids {
+			locks, err := tx.ReleaseLocks(atoll.LockSelector{LockID: id}, actor, source, "lock.delete", reason)
+			if atoll.ErrorCode(err) == atoll.ENOTFOUND {
+				missing = append(missing, id)
+				continue
+			} else if err != nil {
+				return err
+			}
+			released = append(released, locks...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return released, missing, nil
+}

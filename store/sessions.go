@@ -76,3 +76,30 @@ func (db *DB) SessionUser(ctx context.Context, hash []byte) (*atoll.User, error)
 	}
 	return &a.User, nil
 }
+
+// StartSession signs u in: it drops expired sessions, stores the hash of the
+// new one and records the "login" event (how: "local", "oidc"; from
+// source), in one transaction.
+func (db *DB) StartSession(ctx context.Context, u *atoll.User, hash []byte, how, source string) error {
+	return db.Update(ctx, func(tx *Tx) error {
+		if _, err := tx.DeleteExpiredSessions(); err != nil {
+			return err
+		}
+		if err := tx.CreateSession(u.ID, hash); err != nil {
+			return err
+		}
+		return tx.AddEvent(atoll.Event{Actor: u.Name, Action: "login", Detail: how + " from " + source})
+	})
+}
+
+// EndSession deletes the session hashing to hash and, if there was one,
+// records its user's "logout" event, in one transaction.
+func (db *DB) EndSession(ctx context.Context, hash []byte, source string) error {
+	return db.Update(ctx, func(tx *Tx) error {
+		name, err := tx.DeleteSession(hash)
+		if err != nil || name == "" {
+			return err
+		}
+		return tx.AddEvent(atoll.Event{Actor: name, Action: "logout", Detail: "from " + source})
+	})
+}

@@ -106,3 +106,35 @@ func prefixed(p, columns string) string {
 	}
 	return strings.Join(cols, ", ")
 }
+
+// CreateToken stores the hash of a new API token of user id with its audit
+// event ("token.create") by actor from source, in one transaction: a token
+// nobody can account for never exists.
+func (db *DB) CreateToken(ctx context.Context, userID int64, name string, hash []byte, actor, source string) error {
+	return db.Update(ctx, func(tx *Tx) error {
+		user, err := tx.userName(userID)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.CreateToken(userID, name, hash); err != nil {
+			return err
+		}
+		return tx.AddEvent(atoll.Event{Actor: actor, Action: "token.create", Detail: name + " for " + user + " from " + source})
+	})
+}
+
+// RevokeToken deletes API token id with its audit event ("token.revoke"),
+// in one transaction, and returns the token as it was.
+func (db *DB) RevokeToken(ctx context.Context, id int64, actor, source string) (*atoll.APIToken, error) {
+	var t *atoll.APIToken
+	err := db.Update(ctx, func(tx *Tx) (err error) {
+		if t, err = tx.RevokeToken(id); err != nil {
+			return err
+		}
+		return tx.AddEvent(atoll.Event{Actor: actor, Action: "token.revoke", Detail: t.Name + " of " + t.User + " from " + source})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}

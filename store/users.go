@@ -141,3 +141,43 @@ func (tx *Tx) CountAdmins() (int, error) {
 	}
 	return n, nil
 }
+
+// OIDCUser finds the account of in.Subject, or creates it, in one
+// transaction: a disabled account is EUNAUTHORIZED, an existing account
+// takes the role the provider grants, and a new account is named in.Name,
+// or in.AltName if a local account has that name.
+func (db *DB) OIDCUser(ctx context.Context, in atoll.OIDCSignIn) (*atoll.User, error) {
+	var u *atoll.User
+	err := db.Update(ctx, func(tx *Tx) error {
+		a, err := tx.UserByOIDCSubject(in.Subject)
+		switch {
+		case err == nil:
+			if a.Disabled {
+				return atoll.Errorf(atoll.EUNAUTHORIZED, "This account is disabled.")
+			}
+			if in.Role != "" && in.Role != a.Role {
+				if err := tx.SetUserRole(a.ID, in.Role); err != nil {
+					return err
+				}
+				a.Role = in.Role
+			}
+			u = &a.User
+			return nil
+		case atoll.ErrorCode(err) != atoll.ENOTFOUND:
+			return err
+		}
+		role, name := in.Role, in.Name
+		if role == "" {
+			role = atoll.RoleViewer
+		}
+		if _, err := tx.UserByName(name); err == nil {
+			name = in.AltName
+		}
+		u, err = tx.CreateUser(atoll.NewUser{Name: name, Role: role, Source: atoll.UserSourceOIDC, OIDCSubject: in.Subject})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/templates"
 )
 
@@ -69,13 +68,8 @@ func (s *Server) decide(r *http.Request, id int64, decision, reason string) (*at
 	if u == nil {
 		return nil, atoll.Errorf(atoll.EUNAUTHORIZED, "Sign in first.")
 	}
-	var a *atoll.Approval
-	err := s.DB.Update(r.Context(), func(tx *store.Tx) (err error) {
-		a, err = tx.DecidePlan(atoll.PlanDecision{PlanID: id, Decision: decision, User: u.Name, Reason: reason,
-			Source: source(r), TTL: s.ApprovalTTL})
-		return err
-	})
-	return a, err
+	return s.DB.DecidePlan(r.Context(), atoll.PlanDecision{PlanID: id, Decision: decision, User: u.Name, Reason: reason,
+		Source: source(r), TTL: s.ApprovalTTL})
 }
 
 func decisionMessage(a *atoll.Approval, required bool) string {

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 )
 
 // handleLocks lists every lock.
@@ -25,11 +24,7 @@ func (s *Server) handleUnlock(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	var locks []*atoll.Lock
-	err = s.DB.Update(r.Context(), func(tx *store.Tx) (err error) {
-		locks, err = tx.ReleaseLocks(atoll.LockSelector{LockID: id}, actor(r), source(r), "lock.delete", "via API")
-		return err
-	})
+	locks, err := s.DB.ReleaseLock(r.Context(), id, actor(r), source(r), "via API")
 	if err != nil {
 		s.error(w, r, err)
 		return

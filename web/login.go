@@ -9,7 +9,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/templates"
 )
 
@@ -126,16 +125,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 // the audit event.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *atoll.User, how string) error {
 	secret, hash := atoll.NewSecret()
-	err := s.DB.Update(r.Context(), func(tx *store.Tx) error {
-		if _, err := tx.DeleteExpiredSessions(); err != nil {
-			return err
-		}
-		if err := tx.CreateSession(u.ID, hash); err != nil {
-			return err
-		}
-		return tx.AddEvent(atoll.Event{Actor: u.Name, Action: "login", Detail: how + " from " + source(r)})
-	})
-	if err != nil {
+	if err := s.DB.StartSession(r.Context(), u, hash, how, source(r)); err != nil {
 		return err
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: "/", HttpOnly: true,
@@ -147,14 +137,7 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *atoll.U
 // worthless even if kept.
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
-		err := s.DB.Update(r.Context(), func(tx *store.Tx) error {
-			name, err := tx.DeleteSession(atoll.HashSecret(c.Value))
-			if err != nil || name == "" {
-				return err
-			}
-			return tx.AddEvent(atoll.Event{Actor: name, Action: "logout", Detail: "from " + source(r)})
-		})
-		if err != nil {
+		if err := s.DB.EndSession(r.Context(), atoll.HashSecret(c.Value), source(r)); err != nil {
 			s.failed(w, r, "/", err)
 			return
 		}
@@ -186,10 +169,7 @@ func (s *Server) secureCookies(r *http.Request) bool {
 // audit records an event outside any other write; a failure is logged,
 // not shown (the answer does not depend on it).
 func (s *Server) audit(r *http.Request, actor, action, how string) {
-	err := s.DB.Update(r.Context(), func(tx *store.Tx) error {
-		return tx.AddEvent(atoll.Event{Actor: actor, Action: action, Detail: how + " from " + source(r)})
-	})
-	if err != nil {
+	if err := s.DB.AddEvent(r.Context(), atoll.Event{Actor: actor, Action: action, Detail: how + " from " + source(r)}); err != nil {
 		s.Logger.Warn("audit event not recorded", "action", action, "err", err)
 	}
 }
