@@ -1,6 +1,7 @@
 package atoll
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -97,4 +98,20 @@ type PlanDecision struct {
 	Source   string // where the decision came from (the client's address)
 	// TTL is how long an approval lasts (zero: DefaultApprovalTTL).
 	TTL time.Duration
+}
+
+// ApprovalService reads plans' approvals and records decisions.
+type ApprovalService interface {
+	// PlanRef is ENOTFOUND if there is no plan id.
+	PlanRef(ctx context.Context, id int64) (*PlanRef, error)
+	PlanApprovals(ctx context.Context, planID int64) ([]Approval, error)
+	// DecidePlan records d with its audit event, both or neither.
+	DecidePlan(ctx context.Context, d PlanDecision) (*Approval, error)
+}
+
+// FreezeService reads and sets the apply freeze.
+type FreezeService interface {
+	Freeze(ctx context.Context) (Freeze, error)
+	// SetFreeze sets it as user from source, with its audit event.
+	SetFreeze(ctx context.Context, on bool, user, reason, source string) (Freeze, error)
 }

@@ -126,3 +126,31 @@ type OIDCSignIn struct {
 	// an existing account keeps its role, a new one is a viewer).
 	Role Role
 }
+
+// UserService keeps users, their sessions and API tokens. Every change is
+// one transaction with its audit event by actor (the signed-in user) from
+// source (the client's address); the admin changes refuse to leave no
+// enabled admin (EINVALID).
+type UserService interface {
+	Users(ctx context.Context) ([]*Account, error)
+	UserByID(ctx context.Context, id int64) (*Account, error)
+	UserByName(ctx context.Context, name string) (*Account, error)
+	Tokens(ctx context.Context) ([]*APIToken, error)
+	// TokenUser and SessionUser return the enabled user of the API token
+	// or live session hashing to hash (HashSecret); EUNAUTHORIZED if none.
+	TokenUser(ctx context.Context, hash []byte) (*User, error)
+	SessionUser(ctx context.Context, hash []byte) (*User, error)
+
+	CreateUser(ctx context.Context, u NewUser, actor, source string) (*User, error)
+	SetUserRole(ctx context.Context, id int64, role Role, actor, source string) error
+	SetUserDisabled(ctx context.Context, id int64, disabled bool, actor, source string) error
+	DeleteUser(ctx context.Context, id int64, actor, source string) error
+	CreateToken(ctx context.Context, userID int64, name string, hash []byte, actor, source string) error
+	RevokeToken(ctx context.Context, id int64, actor, source string) (*APIToken, error)
+	// StartSession stores the hash of u's new session (how: "local",
+	// "oidc"); EndSession deletes the session of hash, if any.
+	StartSession(ctx context.Context, u *User, hash []byte, how, source string) error
+	EndSession(ctx context.Context, hash []byte, source string) error
+	// OIDCUser finds or creates the account an OIDC provider signed in.
+	OIDCUser(ctx context.Context, in OIDCSignIn) (*User, error)
+}

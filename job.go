@@ -1,6 +1,9 @@
 package atoll
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Job kinds.
 const (
@@ -213,4 +216,17 @@ type JobHistory struct {
 	// Older and Newer report whether jobs matching the filter exist beyond
 	// the page's last (older) or first (newer) job.
 	Older, Newer bool
+}
+
+// JobService reads jobs and the requests that queued them.
+type JobService interface {
+	Job(ctx context.Context, id int64) (*Job, error)
+	Jobs(ctx context.Context, f JobFilter) ([]*Job, error)
+	JobCounts(ctx context.Context) ([]JobCount, error)
+	FinishedJobs(ctx context.Context, limit int) ([]*Job, error)
+	JobHistory(ctx context.Context, f JobFilter) (JobHistory, error)
+	PullJobs(ctx context.Context, pullID int64) ([]*Job, error)
+	Request(ctx context.Context, id int64) (*Request, error)
+	RequestJobs(ctx context.Context, requestID int64) ([]*Job, error)
+	CountRequests(ctx context.Context, state string) (int, error)
 }

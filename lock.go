@@ -1,6 +1,9 @@
 package atoll
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Lock is held by a pull request on a project (repo + dir + workspace + name)
 // from its first plan until it is merged, closed or unlocked.
@@ -36,4 +39,21 @@ type LockFilter struct {
 	// After (a lock id) and Limit page the list; Limit 0 means all.
 	After int64
 	Limit int
+}
+
+// LockService reads and releases locks (taking them is the runner's).
+type LockService interface {
+	Locks(ctx context.Context) ([]*Lock, error)
+	FilteredLocks(ctx context.Context, f LockFilter) ([]*Lock, error)
+	LockCount(ctx context.Context) (int, error)
+	LocksByID(ctx context.Context, ids []int64) ([]*Lock, error)
+	// NewestLocks returns up to limit locks, newest first, and how many
+	// there are in all.
+	NewestLocks(ctx context.Context, limit int) ([]*Lock, int, error)
+	PullLocks(ctx context.Context, pullID int64) ([]*Lock, error)
+	// ReleaseLock releases lock id (ENOTFOUND if not held), discarding its
+	// plan, with its audit event; ReleaseLocksByID does so for every id
+	// still held, in one transaction, and reports the others as missing.
+	ReleaseLock(ctx context.Context, id int64, actor, source, reason string) ([]*Lock, error)
+	ReleaseLocksByID(ctx context.Context, ids []int64, actor, source, reason string) (released []*Lock, missing []int64, err error)
 }

@@ -120,8 +120,8 @@ func (s *Server) approvalRequired(ref *atoll.PlanRef) bool {
 }
 
 func (s *Server) now() time.Time {
-	if s.DB != nil && s.DB.Now != nil {
-		return s.DB.Now()
+	if s.Now != nil {
+		return s.Now()
 	}
 	return time.Now().UTC()
 }

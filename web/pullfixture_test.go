@@ -133,7 +133,7 @@ func newPullFixture(t *testing.T) *pullFixture {
 	for _, l := range locks {
 		f.locks[l.Dir] = l.ID
 	}
-	s := &web.Server{DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	s := &web.Server{DB: db, Changes: db.Changes, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Runner: &runner.Runner{DB: db, Hub: runner.NewHub(), Allowlist: runner.ParseAllowlist("*")}}
 	f.h = s.Handler()
 	return f
