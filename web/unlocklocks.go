@@ -41,7 +41,7 @@ type unlockResult struct {
 // say "confirm": true.
 //
 // Outcome per lock: in one transaction every chosen lock still held is
-// released (through the store's ReleaseLocksByID, which also discards its plan and
+// released (LockService.ReleaseLocksByID, which also discards its plan and
 // records the audit event); ids no longer held are reported, not an error,
 // unless none was held. Then each pull request concerned is told who
 // unlocked what, in one comment.
