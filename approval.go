@@ -1,6 +1,7 @@
 package atoll
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -59,4 +60,58 @@ func (f Freeze) Message() string {
 		msg += ": " + f.Reason
 	}
 	return msg + ". Plans still run; an admin can lift the freeze in Atoll."
+}
+
+// PlanRef is what deciding on a plan, or applying it, needs to know about
+// the plan: whose it is and whether it can still be applied.
+type PlanRef struct {
+	ID         int64     `json:"id"`
+	SHA256     string    `json:"sha256"`
+	PullID     int64     `json:"-"`
+	ProjectID  int64     `json:"-"`
+	Repo       string    `json:"repo"`
+	VCS        string    `json:"-"`
+	Pull       int       `json:"pull"`
+	PullAuthor string    `json:"-"`
+	Project    string    `json:"project,omitempty"`
+	Dir        string    `json:"dir"`
+	Workspace  string    `json:"workspace"`
+	CreatedAt  time.Time `json:"created_at"`
+	Applied    bool      `json:"applied"`
+	Discarded  bool      `json:"discarded"`
+	// Latest is false once a newer plan of the same project and pull
+	// request exists.
+	Latest bool `json:"latest"`
+}
+
+// Label names the plan's project as comments do.
+func (p *PlanRef) Label() string {
+	return Project{Name: p.Project, Dir: p.Dir, Workspace: p.Workspace}.Label()
+}
+
+// PlanDecision is a user's approve or reject of one plan.
+type PlanDecision struct {
+	PlanID   int64
+	Decision string // DecisionApprove or DecisionReject
+	User     string // the signed-in user, never a name from a request body
+	Reason   string
+	Source   string // where the decision came from (the client's address)
+	// TTL is how long an approval lasts (zero: DefaultApprovalTTL).
+	TTL time.Duration
+}
+
+// ApprovalService reads plans' approvals and records decisions.
+type ApprovalService interface {
+	// PlanRef is ENOTFOUND if there is no plan id.
+	PlanRef(ctx context.Context, id int64) (*PlanRef, error)
+	PlanApprovals(ctx context.Context, planID int64) ([]Approval, error)
+	// DecidePlan records d with its audit event, both or neither.
+	DecidePlan(ctx context.Context, d PlanDecision) (*Approval, error)
+}
+
+// FreezeService reads and sets the apply freeze.
+type FreezeService interface {
+	Freeze(ctx context.Context) (Freeze, error)
+	// SetFreeze sets it as user from source, with its audit event.
+	SetFreeze(ctx context.Context, on bool, user, reason, source string) (Freeze, error)
 }

@@ -2,6 +2,9 @@ package atoll
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"time"
 )
 
@@ -70,4 +73,84 @@ type Account struct {
 	// OIDCSubject is "issuer subject" of an OIDC user.
 	OIDCSubject string `json:"-"`
 	Disabled    bool   `json:"disabled"`
+}
+
+// User sources: how a user signs in (User.Source). Named apart from the
+// event sources (SourceAPI, ...), which say where an action came from.
+const (
+	UserSourceLocal = "local"
+	UserSourceOIDC  = "oidc"
+)
+
+// NewUser is what creating a user needs.
+type NewUser struct {
+	Name         string
+	Role         Role
+	Source       string // UserSourceLocal or UserSourceOIDC
+	PasswordHash string // bcrypt, local users
+	OIDCSubject  string // "issuer subject", OIDC users
+}
+
+// Session lifetimes: a session ends after SessionIdle without use or
+// SessionMaxAge after sign-in, whichever comes first.
+const (
+	SessionIdle   = 12 * time.Hour
+	SessionMaxAge = 7 * 24 * time.Hour
+)
+
+// NewSecret returns a random 32-byte secret (a session cookie or an API
+// token), URL-safe, and the hash under which it is stored. The secret
+// itself is never stored.
+func NewSecret() (secret string, hash []byte) {
+	b := make([]byte, 32)
+	rand.Read(b) // never fails (crypto/rand)
+	secret = base64.RawURLEncoding.EncodeToString(b)
+	return secret, HashSecret(secret)
+}
+
+// HashSecret is the SHA-256 of a secret: what the database keeps. A plain
+// hash suffices because the secrets are 256 random bits, not passwords.
+func HashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+// OIDCSignIn is who an OpenID Connect provider says signed in, for
+// UserService.OIDCUser.
+type OIDCSignIn struct {
+	// Subject is "issuer subject": the account's key.
+	Subject string
+	// Name names a new account; AltName does if Name is already taken.
+	Name, AltName string
+	// Role is the role the provider's claims grant ("" if they grant none:
+	// an existing account keeps its role, a new one is a viewer).
+	Role Role
+}
+
+// UserService keeps users, their sessions and API tokens. Every change is
+// one transaction with its audit event by actor (the signed-in user) from
+// source (the client's address); the admin changes refuse to leave no
+// enabled admin (EINVALID).
+type UserService interface {
+	Users(ctx context.Context) ([]*Account, error)
+	UserByID(ctx context.Context, id int64) (*Account, error)
+	UserByName(ctx context.Context, name string) (*Account, error)
+	Tokens(ctx context.Context) ([]*APIToken, error)
+	// TokenUser and SessionUser return the enabled user of the API token
+	// or live session hashing to hash (HashSecret); EUNAUTHORIZED if none.
+	TokenUser(ctx context.Context, hash []byte) (*User, error)
+	SessionUser(ctx context.Context, hash []byte) (*User, error)
+
+	CreateUser(ctx context.Context, u NewUser, actor, source string) (*User, error)
+	SetUserRole(ctx context.Context, id int64, role Role, actor, source string) error
+	SetUserDisabled(ctx context.Context, id int64, disabled bool, actor, source string) error
+	DeleteUser(ctx context.Context, id int64, actor, source string) error
+	CreateToken(ctx context.Context, userID int64, name string, hash []byte, actor, source string) error
+	RevokeToken(ctx context.Context, id int64, actor, source string) (*APIToken, error)
+	// StartSession stores the hash of u's new session (how: "local",
+	// "oidc"); EndSession deletes the session of hash, if any.
+	StartSession(ctx context.Context, u *User, hash []byte, how, source string) error
+	EndSession(ctx context.Context, hash []byte, source string) error
+	// OIDCUser finds or creates the account an OIDC provider signed in.
+	OIDCUser(ctx context.Context, in OIDCSignIn) (*User, error)
 }

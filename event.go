@@ -1,6 +1,9 @@
 package atoll
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Event is an audit record: who did what, when.
 type Event struct {
@@ -34,4 +37,11 @@ type EventFilter struct {
 	Since  time.Time
 	Before int64
 	Limit  int
+}
+
+// AuditService reads and records audit events.
+type AuditService interface {
+	AuditEvents(ctx context.Context, f EventFilter) ([]Event, error)
+	// AddEvent records e in a transaction of its own.
+	AddEvent(ctx context.Context, e Event) error
 }

@@ -1,6 +1,9 @@
 package atoll
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Job kinds.
 const (
@@ -199,4 +202,31 @@ type Request struct {
 	// Source is where the request came from, for the audit log: the
 	// client's address (dashboard, API) or "pr-comment"/"webhook".
 	Source string `json:"source,omitempty"`
+}
+
+// JobCount is the number of jobs of a kind in a state.
+type JobCount struct {
+	Kind, State string
+	N           int
+}
+
+// JobHistory is one page of the runs history, newest first.
+type JobHistory struct {
+	Jobs []*Job
+	// Older and Newer report whether jobs matching the filter exist beyond
+	// the page's last (older) or first (newer) job.
+	Older, Newer bool
+}
+
+// JobService reads jobs and the requests that queued them.
+type JobService interface {
+	Job(ctx context.Context, id int64) (*Job, error)
+	Jobs(ctx context.Context, f JobFilter) ([]*Job, error)
+	JobCounts(ctx context.Context) ([]JobCount, error)
+	FinishedJobs(ctx context.Context, limit int) ([]*Job, error)
+	JobHistory(ctx context.Context, f JobFilter) (JobHistory, error)
+	PullJobs(ctx context.Context, pullID int64) ([]*Job, error)
+	Request(ctx context.Context, id int64) (*Request, error)
+	RequestJobs(ctx context.Context, requestID int64) ([]*Job, error)
+	CountRequests(ctx context.Context, state string) (int, error)
 }

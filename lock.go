@@ -1,6 +1,9 @@
 package atoll
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Lock is held by a pull request on a project (repo + dir + workspace + name)
 // from its first plan until it is merged, closed or unlocked.
@@ -15,4 +18,42 @@ type Lock struct {
 	User      string    `json:"user"`
 	CreatedAt time.Time `json:"created_at"`
 	PullID    int64     `json:"-"`
+}
+
+// LockSelector picks the locks a release takes: set exactly one field.
+type LockSelector struct {
+	PullID int64 // every lock this pull request holds
+	LockID int64 // this lock (ENOTFOUND when there is none)
+	// ProjectID, with PullID, narrows it to the pull request's lock of this
+	// project, if it holds it (releasing nothing otherwise).
+	ProjectID int64
+}
+
+// LockFilter selects locks; zero fields match anything.
+type LockFilter struct {
+	Repo string // owner/name
+	Pull int
+	User string
+	// OlderThan keeps the locks taken before it.
+	OlderThan time.Time
+	// After (a lock id) and Limit page the list; Limit 0 means all.
+	After int64
+	Limit int
+}
+
+// LockService reads and releases locks (taking them is the runner's).
+type LockService interface {
+	Locks(ctx context.Context) ([]*Lock, error)
+	FilteredLocks(ctx context.Context, f LockFilter) ([]*Lock, error)
+	LockCount(ctx context.Context) (int, error)
+	LocksByID(ctx context.Context, ids []int64) ([]*Lock, error)
+	// NewestLocks returns up to limit locks, newest first, and how many
+	// there are in all.
+	NewestLocks(ctx context.Context, limit int) ([]*Lock, int, error)
+	PullLocks(ctx context.Context, pullID int64) ([]*Lock, error)
+	// ReleaseLock releases lock id (ENOTFOUND if not held), discarding its
+	// plan, with its audit event; ReleaseLocksByID does so for every id
+	// still held, in one transaction, and reports the others as missing.
+	ReleaseLock(ctx context.Context, id int64, actor, source, reason string) ([]*Lock, error)
+	ReleaseLocksByID(ctx context.Context, ids []int64, actor, source, reason string) (released []*Lock, missing []int64, err error)
 }

@@ -1,6 +1,9 @@
 package atoll
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Log streams.
 const (
@@ -36,4 +39,12 @@ type LogSearchResult struct {
 	// Older reports matches in jobs older than the page's last hit: ask
 	// again with Before set to that job's id.
 	Older bool
+}
+
+// LogService reads jobs' logs.
+type LogService interface {
+	Logs(ctx context.Context, jobID, from int64, limit int) ([]LogLine, error)
+	LogTail(ctx context.Context, jobID int64, limit int) (lines []LogLine, earlier int64, err error)
+	LogWindow(ctx context.Context, jobID, from int64, limit int) (lines []LogLine, earlier, later int64, err error)
+	SearchLogs(ctx context.Context, q string, f JobFilter) (LogSearchResult, error)
 }

@@ -1,6 +1,9 @@
 package atoll
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Summary counts the resource changes of a plan.
 type Summary struct {
@@ -35,4 +38,12 @@ type Plan struct {
 	DiscardedAt *time.Time `json:"discarded_at,omitempty"`
 	// PrunedAt is when retention dropped the plan's file and JSON.
 	PrunedAt *time.Time `json:"pruned_at,omitempty"`
+}
+
+// PlanService reads plans and their policy checks.
+type PlanService interface {
+	Plan(ctx context.Context, id int64) (*Plan, error)
+	LatestPlans(ctx context.Context, pullID int64) ([]*Plan, error)
+	PendingPlans(ctx context.Context, pullID int64) ([]*Plan, error)
+	PolicyChecks(ctx context.Context, planID int64) ([]PolicyCheck, error)
 }

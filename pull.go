@@ -1,6 +1,9 @@
 package atoll
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Pull request states.
 const (
@@ -50,4 +53,21 @@ type CommitStatus struct {
 	State       string `json:"state"`
 	Description string `json:"description"`
 	TargetURL   string `json:"target_url"`
+}
+
+// PullService reads pull requests, their projects and, on a local
+// repository, their conversation, approvals and commit statuses.
+type PullService interface {
+	Pull(ctx context.Context, id int64) (*Pull, error)
+	PullByNumber(ctx context.Context, fullName string, number int) (*Pull, error)
+	Pulls(ctx context.Context, f PullFilter) ([]*Pull, error)
+	// NewestPulls returns up to limit pull requests in state, newest
+	// first, and how many there are in all.
+	NewestPulls(ctx context.Context, state string, limit int) ([]*Pull, int, error)
+	PullProjects(ctx context.Context, pullID int64) ([]Project, error)
+	Comments(ctx context.Context, pullID int64) ([]PullComment, error)
+	// AddComment adds a comment to a local repository's pull request.
+	AddComment(ctx context.Context, pullID int64, author, body string) (int64, error)
+	Approvers(ctx context.Context, pullID int64) ([]string, error)
+	Statuses(ctx context.Context, repoID int64, sha string) ([]CommitStatus, error)
 }

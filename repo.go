@@ -1,6 +1,9 @@
 package atoll
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // VCS kinds a repository can live on.
 const (
@@ -23,3 +26,8 @@ type Repo struct {
 
 // FullName is owner/name, the form used in comments and the API.
 func (r Repo) FullName() string { return r.Owner + "/" + r.Name }
+
+// RepoService reads repositories.
+type RepoService interface {
+	Repo(ctx context.Context, id int64) (*Repo, error)
+}

@@ -29,7 +29,7 @@ func (r *Runner) approvalRequired(j *atoll.Job) bool {
 // looked and said no.
 // ref and decision are the plan and its newest decision as read now; the
 // apply reads both again in the transaction that marks the plan applied.
-func (r *Runner) checkApproval(j *atoll.Job, ref *store.PlanRef, decision *atoll.Approval, now time.Time) (*atoll.Approval, error) {
+func (r *Runner) checkApproval(j *atoll.Job, ref *atoll.PlanRef, decision *atoll.Approval, now time.Time) (*atoll.Approval, error) {
 	if decision.Approves(ref.SHA256, now) {
 		return decision, nil
 	}

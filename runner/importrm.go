@@ -143,7 +143,7 @@ func (r *Runner) runImportRm(ctx context.Context, w *work, j *atoll.Job, sink *l
 // refused: it ran nothing to hold the lock for.
 func (r *Runner) releaseRefused(w *work, j *atoll.Job, sink *logSink) {
 	err := r.commit("release lock of refused "+j.Kind, func(tx *store.Tx) error {
-		_, err := tx.ReleaseLocks(store.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", commandText(j.Kind)+" refused")
+		_, err := tx.ReleaseLocks(atoll.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", commandText(j.Kind)+" refused")
 		return err
 	})
 	if err != nil {

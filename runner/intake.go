@@ -85,7 +85,7 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 			}
 		}
 		if req.Kind == atoll.RequestClose {
-			if _, err := tx.ReleaseLocks(store.LockSelector{PullID: req.PullID}, ev.User, req.Source, "locks.release", "pull request "+ev.Pull.State); err != nil {
+			if _, err := tx.ReleaseLocks(atoll.LockSelector{PullID: req.PullID}, ev.User, req.Source, "locks.release", "pull request "+ev.Pull.State); err != nil {
 				return err
 			}
 		}

@@ -120,7 +120,7 @@ func (r *Runner) skipJob(ctx context.Context, w *work, j *atoll.Job, o *outcome,
 		if j.Kind == atoll.JobApply || !j.Spec.LockTaken {
 			return nil
 		}
-		_, err := tx.ReleaseLocks(store.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", commandText(j.Kind)+" not run")
+		_, err := tx.ReleaseLocks(atoll.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", commandText(j.Kind)+" not run")
 		return err
 	})
 	if err != nil {

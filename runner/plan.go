@@ -233,7 +233,7 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 // releaseFailed gives up the lock of a plan that failed or was refused.
 func (r *Runner) releaseFailed(w *work, j *atoll.Job, sink *logSink, reason string) {
 	rerr := r.commit("release lock of failed plan", func(tx *store.Tx) error {
-		_, err := tx.ReleaseLocks(store.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", reason)
+		_, err := tx.ReleaseLocks(atoll.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", reason)
 		return err
 	})
 	if rerr != nil {

@@ -204,7 +204,7 @@ func (r *Runner) unlock(ctx context.Context, w *work) error {
 	}
 	var n int
 	err = r.DB.Update(ctx, func(tx *store.Tx) error {
-		locks, err := tx.ReleaseLocks(store.LockSelector{PullID: w.pull.ID}, w.req.User, w.req.Source, "locks.unlock", "unlocked by comment")
+		locks, err := tx.ReleaseLocks(atoll.LockSelector{PullID: w.pull.ID}, w.req.User, w.req.Source, "locks.unlock", "unlocked by comment")
 		n = len(locks)
 		return err
 	})

@@ -12,35 +12,8 @@ import (
 	"github.com/atollhq/atoll"
 )
 
-// PlanRef is what deciding on a plan, or applying it, needs to know about
-// the plan: whose it is and whether it can still be applied.
-type PlanRef struct {
-	ID         int64     `json:"id"`
-	SHA256     string    `json:"sha256"`
-	PullID     int64     `json:"-"`
-	ProjectID  int64     `json:"-"`
-	Repo       string    `json:"repo"`
-	VCS        string    `json:"-"`
-	Pull       int       `json:"pull"`
-	PullAuthor string    `json:"-"`
-	Project    string    `json:"project,omitempty"`
-	Dir        string    `json:"dir"`
-	Workspace  string    `json:"workspace"`
-	CreatedAt  time.Time `json:"created_at"`
-	Applied    bool      `json:"applied"`
-	Discarded  bool      `json:"discarded"`
-	// Latest is false once a newer plan of the same project and pull
-	// request exists.
-	Latest bool `json:"latest"`
-}
-
-// Label names the plan's project as comments do.
-func (p *PlanRef) Label() string {
-	return atoll.Project{Name: p.Project, Dir: p.Dir, Workspace: p.Workspace}.Label()
-}
-
-func planRef(ctx context.Context, q querier, id int64) (*PlanRef, error) {
-	var p PlanRef
+func planRef(ctx context.Context, q querier, id int64) (*atoll.PlanRef, error) {
+	var p atoll.PlanRef
 	var created int64
 	var applied, discarded sql.NullInt64
 	err := q.QueryRowContext(ctx, `
@@ -60,23 +33,12 @@ func planRef(ctx context.Context, q querier, id int64) (*PlanRef, error) {
 }
 
 // PlanRef returns plan id's reference (ENOTFOUND if there is none).
-func (db *DB) PlanRef(ctx context.Context, id int64) (*PlanRef, error) {
+func (db *DB) PlanRef(ctx context.Context, id int64) (*atoll.PlanRef, error) {
 	return planRef(ctx, db.reader(), id)
 }
 
 // PlanRef returns plan id's reference as this transaction sees it.
-func (tx *Tx) PlanRef(id int64) (*PlanRef, error) { return planRef(tx.ctx, tx.tx, id) }
-
-// PlanDecision is a user's approve or reject of one plan.
-type PlanDecision struct {
-	PlanID   int64
-	Decision string // atoll.DecisionApprove or atoll.DecisionReject
-	User     string // the signed-in user, never a name from a request body
-	Reason   string
-	Source   string // where the decision came from (the client's address)
-	// TTL is how long an approval lasts (zero: atoll.DefaultApprovalTTL).
-	TTL time.Duration
-}
+func (tx *Tx) PlanRef(id int64) (*atoll.PlanRef, error) { return planRef(tx.ctx, tx.tx, id) }
 
 // maxReason bounds an approval's reason, which is shown in pull request
 // comments.
@@ -88,7 +50,7 @@ const maxReason = 1000
 // (ECONFLICT, nothing written); a pull request's author cannot approve its
 // plans (EFORBIDDEN), as a GitHub review or Atlantis's approved requirement
 // needs someone other than the author.
-func (tx *Tx) DecidePlan(d PlanDecision) (*atoll.Approval, error) {
+func (tx *Tx) DecidePlan(d atoll.PlanDecision) (*atoll.Approval, error) {
 	d.Reason = strings.TrimSpace(d.Reason)
 	switch {
 	case d.Decision != atoll.DecisionApprove && d.Decision != atoll.DecisionReject:
@@ -207,4 +169,18 @@ func (db *DB) PlanApprovers(ctx context.Context, pullID int64) ([]string, error)
 		var u string
 		return u, s.Scan(&u)
 	})
+}
+
+// DecidePlan is Tx.DecidePlan in a transaction of its own: the decision and
+// its audit event, both or neither.
+func (db *DB) DecidePlan(ctx context.Context, d atoll.PlanDecision) (*atoll.Approval, error) {
+	var a *atoll.Approval
+	err := db.Update(ctx, func(tx *Tx) (err error) {
+		a, err = tx.DecidePlan(d)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
 }

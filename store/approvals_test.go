@@ -15,7 +15,7 @@ import (
 func decide(db *store.DB, planID int64, decision, user, reason string, ttl time.Duration) (*atoll.Approval, error) {
 	var a *atoll.Approval
 	err := db.Update(context.Background(), func(tx *store.Tx) (err error) {
-		a, err = tx.DecidePlan(store.PlanDecision{PlanID: planID, Decision: decision, User: user, Reason: reason, Source: "10.1.2.3", TTL: ttl})
+		a, err = tx.DecidePlan(atoll.PlanDecision{PlanID: planID, Decision: decision, User: user, Reason: reason, Source: "10.1.2.3", TTL: ttl})
 		return err
 	})
 	return a, err
@@ -166,7 +166,7 @@ func TestDecidePlanDiscarded(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(context.Background(), func(tx *store.Tx) error {
-		_, err := tx.ReleaseLocks(store.LockSelector{PullID: f.pullID}, "bob", "127.0.0.1", "locks.unlock", "test")
+		_, err := tx.ReleaseLocks(atoll.LockSelector{PullID: f.pullID}, "bob", "127.0.0.1", "locks.unlock", "test")
 		return err
 	})
 	if err != nil {

@@ -16,7 +16,7 @@ func createUser(t *testing.T, db *store.DB, name string, role atoll.Role) *atoll
 	t.Helper()
 	var u *atoll.User
 	err := db.Update(context.Background(), func(tx *store.Tx) (err error) {
-		u, err = tx.CreateUser(store.NewUser{Name: name, Role: role, Source: store.SourceLocal, PasswordHash: "$2a$10$notarealhash"})
+		u, err = tx.CreateUser(atoll.NewUser{Name: name, Role: role, Source: atoll.UserSourceLocal, PasswordHash: "$2a$10$notarealhash"})
 		return err
 	})
 	if err != nil {
@@ -37,15 +37,15 @@ func TestUsersSessionsTokens(t *testing.T) {
 	defer db.Close()
 	alice := createUser(t, db, "alice", atoll.RoleOperator)
 	err := db.Update(ctx, func(tx *store.Tx) error {
-		_, err := tx.CreateUser(store.NewUser{Name: "alice", Role: atoll.RoleViewer, Source: store.SourceLocal})
+		_, err := tx.CreateUser(atoll.NewUser{Name: "alice", Role: atoll.RoleViewer, Source: atoll.UserSourceLocal})
 		return err
 	})
 	if atoll.ErrorCode(err) != atoll.ECONFLICT {
 		t.Fatalf("duplicate name: err = %v, want conflict", err)
 	}
 
-	session, sessionHash := store.NewSecret()
-	token, tokenHash := store.NewSecret()
+	session, sessionHash := atoll.NewSecret()
+	token, tokenHash := atoll.NewSecret()
 	var tokenID int64
 	err = db.Update(ctx, func(tx *store.Tx) (err error) {
 		if err = tx.CreateSession(alice.ID, sessionHash); err != nil {
@@ -57,13 +57,13 @@ func TestUsersSessionsTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u, err := db.SessionUser(ctx, store.HashSecret(session)); err != nil || u.Name != "alice" || u.Role != atoll.RoleOperator {
+	if u, err := db.SessionUser(ctx, atoll.HashSecret(session)); err != nil || u.Name != "alice" || u.Role != atoll.RoleOperator {
 		t.Fatalf("session user = %+v, %v", u, err)
 	}
-	if u, err := db.TokenUser(ctx, store.HashSecret(token)); err != nil || u.Name != "alice" {
+	if u, err := db.TokenUser(ctx, atoll.HashSecret(token)); err != nil || u.Name != "alice" {
 		t.Fatalf("token user = %+v, %v", u, err)
 	}
-	if _, err := db.TokenUser(ctx, store.HashSecret("wrong")); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
+	if _, err := db.TokenUser(ctx, atoll.HashSecret("wrong")); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
 		t.Fatalf("wrong token: err = %v", err)
 	}
 	toks, err := db.Tokens(ctx)
@@ -72,11 +72,11 @@ func TestUsersSessionsTokens(t *testing.T) {
 	}
 
 	// Idle for the idle limit: the session has ended; the token has not.
-	now = now.Add(store.SessionIdle)
-	if _, err := db.SessionUser(ctx, store.HashSecret(session)); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
+	now = now.Add(atoll.SessionIdle)
+	if _, err := db.SessionUser(ctx, atoll.HashSecret(session)); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
 		t.Fatalf("idle session: err = %v", err)
 	}
-	if _, err := db.TokenUser(ctx, store.HashSecret(token)); err != nil {
+	if _, err := db.TokenUser(ctx, atoll.HashSecret(token)); err != nil {
 		t.Fatal(err)
 	}
 	// Disabled users' tokens stop working; revoked tokens too.
@@ -84,7 +84,7 @@ func TestUsersSessionsTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.TokenUser(ctx, store.HashSecret(token)); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
+	if _, err := db.TokenUser(ctx, atoll.HashSecret(token)); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
 		t.Fatalf("disabled user's token: err = %v", err)
 	}
 	err = db.Update(ctx, func(tx *store.Tx) error {
@@ -97,7 +97,7 @@ func TestUsersSessionsTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.TokenUser(ctx, store.HashSecret(token)); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
+	if _, err := db.TokenUser(ctx, atoll.HashSecret(token)); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
 		t.Fatalf("revoked token: err = %v", err)
 	}
 	db.Close()
@@ -123,19 +123,19 @@ func TestSessionAbsoluteExpiry(t *testing.T) {
 	}
 	defer db.Close()
 	u := createUser(t, db, "bob", atoll.RoleViewer)
-	session, hash := store.NewSecret()
+	session, hash := atoll.NewSecret()
 	if err := db.Update(ctx, func(tx *store.Tx) error { return tx.CreateSession(u.ID, hash) }); err != nil {
 		t.Fatal(err)
 	}
 	// Used every 6 hours, it never idles out, but ends after 7 days.
 	for now.Add(6 * time.Hour).Before(time.Date(2026, 1, 8, 12, 0, 0, 0, time.UTC)) {
 		now = now.Add(6 * time.Hour)
-		if _, err := db.SessionUser(ctx, store.HashSecret(session)); err != nil {
+		if _, err := db.SessionUser(ctx, atoll.HashSecret(session)); err != nil {
 			t.Fatalf("at %v: %v", now, err)
 		}
 	}
 	now = time.Date(2026, 1, 8, 12, 0, 0, 0, time.UTC)
-	if _, err := db.SessionUser(ctx, store.HashSecret(session)); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
+	if _, err := db.SessionUser(ctx, atoll.HashSecret(session)); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
 		t.Fatalf("after 7 days: err = %v", err)
 	}
 }

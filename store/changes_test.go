@@ -172,7 +172,7 @@ func TestStoreWritesNotify(t *testing.T) {
 			return atoll.Change{Topic: atoll.TopicPlan, Repo: "acme/infra", Pull: 7, JobID: job.ID}
 		}},
 		{"approve plan", func(tx *store.Tx) error {
-			_, err := tx.DecidePlan(store.PlanDecision{PlanID: plan.ID, Decision: atoll.DecisionApprove, User: "carol", Source: "test"})
+			_, err := tx.DecidePlan(atoll.PlanDecision{PlanID: plan.ID, Decision: atoll.DecisionApprove, User: "carol", Source: "test"})
 			return err
 		}, func() atoll.Change { return atoll.Change{Topic: atoll.TopicApproval, Repo: "acme/infra", Pull: 7} }},
 		{"freeze", func(tx *store.Tx) error { _, err := tx.SetFreeze(true, "carol", "release week", "test"); return err },
@@ -182,7 +182,7 @@ func TestStoreWritesNotify(t *testing.T) {
 				return atoll.Change{Topic: atoll.TopicJob, Repo: "acme/infra", Pull: 7, JobID: job.ID}
 			}},
 		{"release locks", func(tx *store.Tx) error {
-			_, err := tx.ReleaseLocks(store.LockSelector{PullID: f.pullID}, "alice", "test", "unlock", "test")
+			_, err := tx.ReleaseLocks(atoll.LockSelector{PullID: f.pullID}, "alice", "test", "unlock", "test")
 			return err
 		}, func() atoll.Change { return atoll.Change{Topic: atoll.TopicLock, Repo: "acme/infra", Pull: 7} }},
 		{"close pull", func(tx *store.Tx) error { return tx.SetPullState(f.pullID, atoll.PullClosed) },

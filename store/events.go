@@ -71,3 +71,9 @@ func (db *DB) AuditEvents(ctx context.Context, f atoll.EventFilter) ([]atoll.Eve
 func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
+
+// AddEvent records an audit event in a transaction of its own, for what
+// writes nothing else (a failed sign-in).
+func (db *DB) AddEvent(ctx context.Context, e atoll.Event) error {
+	return db.Update(ctx, func(tx *Tx) error { return tx.AddEvent(e) })
+}

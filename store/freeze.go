@@ -71,3 +71,14 @@ func (tx *Tx) SetFreeze(on bool, user, reason, source string) (atoll.Freeze, err
 	tx.Notify(atoll.Change{Topic: atoll.TopicFreeze})
 	return f, nil
 }
+
+// SetFreeze is Tx.SetFreeze in a transaction of its own: the freeze and its
+// audit event, both or neither.
+func (db *DB) SetFreeze(ctx context.Context, on bool, user, reason, source string) (atoll.Freeze, error) {
+	var f atoll.Freeze
+	err := db.Update(ctx, func(tx *Tx) (err error) {
+		f, err = tx.SetFreeze(on, user, reason, source)
+		return err
+	})
+	return f, err
+}

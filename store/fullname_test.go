@@ -47,7 +47,7 @@ func TestFullNamesWithMoreThanOneSlash(t *testing.T) {
 	if err != nil || len(pulls) != 1 || pulls[0].ID != az.pullID {
 		t.Fatalf("Pulls = %v, %v; want only pull %d", pulls, err, az.pullID)
 	}
-	locks, err := db.FilteredLocks(ctx, store.LockFilter{Repo: "org/project/infra"})
+	locks, err := db.FilteredLocks(ctx, atoll.LockFilter{Repo: "org/project/infra"})
 	if err != nil || len(locks) != 1 || locks[0].Repo != "org/project/infra" {
 		t.Fatalf("FilteredLocks = %v, %v; want the Azure repository's lock", locks, err)
 	}

@@ -9,14 +9,6 @@ import (
 	"github.com/atollhq/atoll"
 )
 
-// History is one page of the runs history, newest first.
-type History struct {
-	Jobs []*atoll.Job
-	// Older and Newer report whether jobs matching the filter exist beyond
-	// the page's last (older) or first (newer) job.
-	Older, Newer bool
-}
-
 // DefaultHistoryPage is the number of jobs on a history page.
 const DefaultHistoryPage = 50
 
@@ -24,16 +16,16 @@ const DefaultHistoryPage = 50
 // It pages by id (keyset: f.Before or f.After, never OFFSET), so a page
 // deep in the history costs what the first one does, and jobs created
 // while someone pages never shift a page.
-func (db *DB) JobHistory(ctx context.Context, f atoll.JobFilter) (History, error) {
+func (db *DB) JobHistory(ctx context.Context, f atoll.JobFilter) (atoll.JobHistory, error) {
 	limit := f.Limit
 	if limit <= 0 || limit > 1000 {
 		limit = DefaultHistoryPage
 	}
 	jobs, err := db.jobsPage(ctx, f, limit)
 	if err != nil {
-		return History{}, err
+		return atoll.JobHistory{}, err
 	}
-	var h History
+	var h atoll.JobHistory
 	more := len(jobs) > limit
 	if f.After != 0 {
 		if more {

@@ -148,22 +148,16 @@ func (db *DB) PullJobs(ctx context.Context, pullID int64) ([]*atoll.Job, error) 
 	return jobsWhere(ctx, db.reader(), `j.pull_id = ? ORDER BY j.id DESC`, pullID)
 }
 
-// JobCount is the number of jobs of a kind in a state.
-type JobCount struct {
-	Kind, State string
-	N           int
-}
-
 // JobCounts counts jobs by kind and state.
-func (db *DB) JobCounts(ctx context.Context) ([]JobCount, error) {
+func (db *DB) JobCounts(ctx context.Context) ([]atoll.JobCount, error) {
 	rows, err := db.reader().QueryContext(ctx, `SELECT kind, state, COUNT(*) FROM jobs GROUP BY kind, state ORDER BY kind, state`)
 	if err != nil {
 		return nil, fmt.Errorf("store job counts: %w", err)
 	}
 	defer rows.Close()
-	var out []JobCount
+	var out []atoll.JobCount
 	for rows.Next() {
-		var c JobCount
+		var c atoll.JobCount
 		if err := rows.Scan(&c.Kind, &c.State, &c.N); err != nil {
 			return nil, fmt.Errorf("store job counts: %w", err)
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/atollhq/atoll"
 )
@@ -131,11 +129,14 @@ func (db *DB) Approvers(ctx context.Context, pullID int64) ([]string, error) {
 	return out, rows.Err()
 }
 
-// ParseID parses a decimal id as used in URLs and comment ids.
-func ParseID(s string) (int64, error) {
-	id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, atoll.Errorf(atoll.EINVALID, "Invalid id %q.", s)
-	}
-	return id, nil
+// AddComment stores a comment on a local repository's pull request in a
+// transaction of its own (the dashboard posts it before the runner sees
+// it) and returns its id.
+func (db *DB) AddComment(ctx context.Context, pullID int64, author, body string) (int64, error) {
+	var id int64
+	err := db.Update(ctx, func(tx *Tx) (err error) {
+		id, err = tx.AddComment(pullID, author, body)
+		return err
+	})
+	return id, err
 }

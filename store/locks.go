@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/atollhq/atoll"
 )
@@ -94,22 +93,13 @@ func (tx *Tx) TakeLocks(pullID int64, user string, claims []LockClaim) (map[int6
 	return nil, nil
 }
 
-// LockSelector picks the locks ReleaseLocks releases: set exactly one field.
-type LockSelector struct {
-	PullID int64 // every lock this pull request holds
-	LockID int64 // this lock (ENOTFOUND when there is none)
-	// ProjectID, with PullID, narrows it to the pull request's lock of this
-	// project, if it holds it (releasing nothing otherwise).
-	ProjectID int64
-}
-
 // ReleaseLocks is the one way to release locks. It deletes the selected
 // locks, discards their holders' unapplied plans for those projects (for a
 // whole pull request: all its unapplied plans), since a plan must never be
 // applied without its lock, and records one audit event by actor (from
 // source: an address, "pr-comment", ...) with action and reason. It returns
 // the released locks.
-func (tx *Tx) ReleaseLocks(sel LockSelector, actor, source, action, reason string) ([]*atoll.Lock, error) {
+func (tx *Tx) ReleaseLocks(sel atoll.LockSelector, actor, source, action, reason string) ([]*atoll.Lock, error) {
 	if (sel.PullID == 0) == (sel.LockID == 0) || (sel.ProjectID != 0 && sel.PullID == 0) {
 		return nil, fmt.Errorf("store release locks: select a pull request or a lock, not %+v", sel)
 	}
@@ -191,21 +181,9 @@ func (db *DB) PullLocks(ctx context.Context, pullID int64) ([]*atoll.Lock, error
 	return locksWhere(ctx, db.reader(), `l.pull_id = ?`, pullID)
 }
 
-// LockFilter selects locks; zero fields match anything.
-type LockFilter struct {
-	Repo string // owner/name
-	Pull int
-	User string
-	// OlderThan keeps the locks taken before it.
-	OlderThan time.Time
-	// After (a lock id) and Limit page the list; Limit 0 means all.
-	After int64
-	Limit int
-}
-
 // FilteredLocks lists the locks matching f, oldest first (by id: a lock's
 // id grows with the time it was taken).
-func (db *DB) FilteredLocks(ctx context.Context, f LockFilter) ([]*atoll.Lock, error) {
+func (db *DB) FilteredLocks(ctx context.Context, f atoll.LockFilter) ([]*atoll.Lock, error) {
 	where := []string{"1=1"}
 	var args []any
 	if f.Repo != "" {
@@ -259,4 +237,43 @@ func (db *DB) LockCount(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("store lock count: %w", err)
 	}
 	return n, nil
+}
+
+// ReleaseLock releases lock id (ENOTFOUND if it is not held) as actor
+// from source, through ReleaseLocks (its plan discarded, one audit event
+// "lock.delete" with reason), in a transaction of its own.
+func (db *DB) ReleaseLock(ctx context.Context, id int64, actor, source, reason string) ([]*atoll.Lock, error) {
+	var locks []*atoll.Lock
+	err := db.Update(ctx, func(tx *Tx) (err error) {
+		locks, err = tx.ReleaseLocks(atoll.LockSelector{LockID: id}, actor, source, "lock.delete", reason)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return locks, nil
+}
+
+// ReleaseLocksByID releases, in one transaction, every lock of ids still
+// held, as ReleaseLock does each; the ids no longer held are returned in
+// missing, not as an error.
+func (db *DB) ReleaseLocksByID(ctx context.Context, ids []int64, actor, source, reason string) (released []*atoll.Lock, missing []int64, err error) {
+	err = db.Update(ctx, func(tx *Tx) error {
+		released, missing = nil, nil // Update may run this more than once
+		for _, id := range ids {
+			locks, err := tx.ReleaseLocks(atoll.LockSelector{LockID: id}, actor, source, "lock.delete", reason)
+			if atoll.ErrorCode(err) == atoll.ENOTFOUND {
+				missing = append(missing, id)
+				continue
+			} else if err != nil {
+				return err
+			}
+			released = append(released, locks...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return released, missing, nil
 }

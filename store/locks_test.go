@@ -72,7 +72,7 @@ func TestPlansNeedTheLock(t *testing.T) {
 	// An unlock (comment, close, API) while pull 1's plan runs: the plan
 	// finishes after its lock is gone and must not be kept.
 	if err := db.Update(ctx, func(tx *store.Tx) error {
-		_, err := tx.ReleaseLocks(store.LockSelector{PullID: a.pullID}, "bob", "127.0.0.1", "locks.unlock", "test")
+		_, err := tx.ReleaseLocks(atoll.LockSelector{PullID: a.pullID}, "bob", "127.0.0.1", "locks.unlock", "test")
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestReleaseLocksDiscardsTheirPlans(t *testing.T) {
 			}
 		}
 	}
-	release := func(sel store.LockSelector) ([]*atoll.Lock, error) {
+	release := func(sel atoll.LockSelector) ([]*atoll.Lock, error) {
 		var locks []*atoll.Lock
 		err := db.Update(ctx, func(tx *store.Tx) (err error) {
 			locks, err = tx.ReleaseLocks(sel, "bob", "10.0.0.9", "locks.test", "because")
@@ -175,7 +175,7 @@ func TestReleaseLocksDiscardsTheirPlans(t *testing.T) {
 	// A whole pull request: every lock and every unapplied plan.
 	lockAndPlan()
 	before := len(events())
-	released, err := release(store.LockSelector{PullID: f.pullID})
+	released, err := release(atoll.LockSelector{PullID: f.pullID})
 	if err != nil || len(released) != 2 {
 		t.Fatalf("release pull = %d locks, %v", len(released), err)
 	}
@@ -197,7 +197,7 @@ func TestReleaseLocksDiscardsTheirPlans(t *testing.T) {
 	if err != nil || len(locks) != 2 {
 		t.Fatalf("locks = %v, %v", locks, err)
 	}
-	released, err = release(store.LockSelector{LockID: locks[0].ID})
+	released, err = release(atoll.LockSelector{LockID: locks[0].ID})
 	if err != nil || len(released) != 1 || released[0].Dir != "staging" {
 		t.Fatalf("release lock = %+v, %v", released, err)
 	}
@@ -213,10 +213,10 @@ func TestReleaseLocksDiscardsTheirPlans(t *testing.T) {
 
 	// A missing lock writes nothing.
 	before = len(events())
-	if _, err := release(store.LockSelector{LockID: locks[0].ID}); atoll.ErrorCode(err) != atoll.ENOTFOUND {
+	if _, err := release(atoll.LockSelector{LockID: locks[0].ID}); atoll.ErrorCode(err) != atoll.ENOTFOUND {
 		t.Fatalf("release of a missing lock: %v", err)
 	}
-	if _, err := release(store.LockSelector{}); err == nil {
+	if _, err := release(atoll.LockSelector{}); err == nil {
 		t.Fatal("release with no selection succeeded")
 	}
 	if after := len(events()); after != before {

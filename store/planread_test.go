@@ -42,7 +42,7 @@ func TestPlanAndLatestPlans(t *testing.T) {
 		if third, err = plan(tx, other, `{}`); err != nil {
 			return err
 		}
-		_, err = tx.ReleaseLocks(store.LockSelector{PullID: f.pullID, ProjectID: other}, "bob", "test", "lock.delete", "test")
+		_, err = tx.ReleaseLocks(atoll.LockSelector{PullID: f.pullID, ProjectID: other}, "bob", "test", "lock.delete", "test")
 		return err
 	})
 	if err != nil {

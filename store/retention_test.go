@@ -127,7 +127,7 @@ func plan(t testing.TB, db *store.DB, f fixture, fate string) *atoll.Plan {
 		update(t, db, func(tx *store.Tx) error { return tx.MarkPlanApplied(p.ID) })
 	case "discarded":
 		update(t, db, func(tx *store.Tx) error {
-			_, err := tx.ReleaseLocks(store.LockSelector{PullID: f.pullID, ProjectID: f.projectID}, "alice", "pr-comment", "locks.unlock", "test")
+			_, err := tx.ReleaseLocks(atoll.LockSelector{PullID: f.pullID, ProjectID: f.projectID}, "alice", "pr-comment", "locks.unlock", "test")
 			return err
 		})
 	}

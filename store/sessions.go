@@ -5,22 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/atollhq/atoll"
-)
-
-// Session lifetimes: a session ends after SessionIdle without use or
-// SessionMaxAge after sign-in, whichever comes first.
-const (
-	SessionIdle   = 12 * time.Hour
-	SessionMaxAge = 7 * 24 * time.Hour
 )
 
 // CreateSession stores the hash of a new session of user id.
 func (tx *Tx) CreateSession(userID int64, hash []byte) error {
 	_, err := tx.exec(`INSERT INTO sessions (hash, user_id, created_at, last_used_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
-		hash, userID, ts(tx.now), ts(tx.now), ts(tx.now.Add(SessionMaxAge)))
+		hash, userID, ts(tx.now), ts(tx.now), ts(tx.now.Add(atoll.SessionMaxAge)))
 	if err != nil {
 		return fmt.Errorf("store create session for user %d: %w", userID, err)
 	}
@@ -53,7 +45,7 @@ func (tx *Tx) endSessions(userID int64) error {
 
 // DeleteExpiredSessions removes sessions past either limit.
 func (tx *Tx) DeleteExpiredSessions() (int64, error) {
-	res, err := tx.exec(`DELETE FROM sessions WHERE expires_at <= ? OR last_used_at <= ?`, ts(tx.now), ts(tx.now.Add(-SessionIdle)))
+	res, err := tx.exec(`DELETE FROM sessions WHERE expires_at <= ? OR last_used_at <= ?`, ts(tx.now), ts(tx.now.Add(-atoll.SessionIdle)))
 	if err != nil {
 		return 0, fmt.Errorf("store delete expired sessions: %w", err)
 	}
@@ -68,7 +60,7 @@ func (db *DB) SessionUser(ctx context.Context, hash []byte) (*atoll.User, error)
 	a, err := scanAccountPlus(db.reader().QueryRowContext(ctx, `SELECT `+prefixed("u.", userColumns)+`, s.last_used_at, s.expires_at
 		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ?`, hash), &used, &expires)
 	now := db.Now()
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && (a.Disabled || !now.Before(fromTS(expires)) || now.Sub(fromTS(used)) >= SessionIdle)) {
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && (a.Disabled || !now.Before(fromTS(expires)) || now.Sub(fromTS(used)) >= atoll.SessionIdle)) {
 		return nil, atoll.Errorf(atoll.EUNAUTHORIZED, "Your session has ended: sign in again.")
 	} else if err != nil {
 		return nil, fmt.Errorf("store session user: %w", err)
@@ -83,4 +75,31 @@ func (db *DB) SessionUser(ctx context.Context, hash []byte) (*atoll.User, error)
 		}
 	}
 	return &a.User, nil
+}
+
+// StartSession signs u in: it drops expired sessions, stores the hash of the
+// new one and records the "login" event (how: "local", "oidc"; from
+// source), in one transaction.
+func (db *DB) StartSession(ctx context.Context, u *atoll.User, hash []byte, how, source string) error {
+	return db.Update(ctx, func(tx *Tx) error {
+		if _, err := tx.DeleteExpiredSessions(); err != nil {
+			return err
+		}
+		if err := tx.CreateSession(u.ID, hash); err != nil {
+			return err
+		}
+		return tx.AddEvent(atoll.Event{Actor: u.Name, Action: "login", Detail: how + " from " + source})
+	})
+}
+
+// EndSession deletes the session hashing to hash and, if there was one,
+// records its user's "logout" event, in one transaction.
+func (db *DB) EndSession(ctx context.Context, hash []byte, source string) error {
+	return db.Update(ctx, func(tx *Tx) error {
+		name, err := tx.DeleteSession(hash)
+		if err != nil || name == "" {
+			return err
+		}
+		return tx.AddEvent(atoll.Event{Actor: name, Action: "logout", Detail: "from " + source})
+	})
 }

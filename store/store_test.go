@@ -155,7 +155,7 @@ func TestLocksConflictAndRelease(t *testing.T) {
 		t.Fatalf("locks = %v, %v", locks, err)
 	}
 	if err := db.Update(ctx, func(tx *store.Tx) error {
-		released, err := tx.ReleaseLocks(store.LockSelector{PullID: a.pullID}, "alice", "pr-comment", "locks.unlock", "test")
+		released, err := tx.ReleaseLocks(atoll.LockSelector{PullID: a.pullID}, "alice", "pr-comment", "locks.unlock", "test")
 		if len(released) != 1 {
 			t.Errorf("released %d locks", len(released))
 		}

@@ -50,7 +50,7 @@ func TestTakeLocksAllOrNone(t *testing.T) {
 	// Once #2 gives staging up, #1 takes both; a lock it holds already
 	// is not taken again.
 	if err := db.Update(ctx, func(tx *store.Tx) error {
-		_, err := tx.ReleaseLocks(store.LockSelector{PullID: b.pullID}, "bob", "test", "lock.release", "test")
+		_, err := tx.ReleaseLocks(atoll.LockSelector{PullID: b.pullID}, "bob", "test", "lock.release", "test")
 		return err
 	}); err != nil {
 		t.Fatal(err)

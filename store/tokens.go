@@ -2,10 +2,7 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,23 +10,6 @@ import (
 
 	"github.com/atollhq/atoll"
 )
-
-// NewSecret returns a random 32-byte secret (a session cookie or an API
-// token), URL-safe, and the hash under which it is stored. The secret
-// itself is never stored.
-func NewSecret() (secret string, hash []byte) {
-	b := make([]byte, 32)
-	rand.Read(b) // never fails (crypto/rand)
-	secret = base64.RawURLEncoding.EncodeToString(b)
-	return secret, HashSecret(secret)
-}
-
-// HashSecret is the SHA-256 of a secret: what the database keeps. A plain
-// hash suffices because the secrets are 256 random bits, not passwords.
-func HashSecret(secret string) []byte {
-	h := sha256.Sum256([]byte(secret))
-	return h[:]
-}
 
 // Touch interval: last-used times are written at most this often per
 // session or token, so that reading pages does not cost a commit each.
@@ -125,4 +105,36 @@ func prefixed(p, columns string) string {
 		cols[i] = p + strings.TrimSpace(c)
 	}
 	return strings.Join(cols, ", ")
+}
+
+// CreateToken stores the hash of a new API token of user id with its audit
+// event ("token.create") by actor from source, in one transaction: a token
+// nobody can account for never exists.
+func (db *DB) CreateToken(ctx context.Context, userID int64, name string, hash []byte, actor, source string) error {
+	return db.Update(ctx, func(tx *Tx) error {
+		user, err := tx.userName(userID)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.CreateToken(userID, name, hash); err != nil {
+			return err
+		}
+		return tx.AddEvent(atoll.Event{Actor: actor, Action: "token.create", Detail: name + " for " + user + " from " + source})
+	})
+}
+
+// RevokeToken deletes API token id with its audit event ("token.revoke"),
+// in one transaction, and returns the token as it was.
+func (db *DB) RevokeToken(ctx context.Context, id int64, actor, source string) (*atoll.APIToken, error) {
+	var t *atoll.APIToken
+	err := db.Update(ctx, func(tx *Tx) (err error) {
+		if t, err = tx.RevokeToken(id); err != nil {
+			return err
+		}
+		return tx.AddEvent(atoll.Event{Actor: actor, Action: "token.revoke", Detail: t.Name + " of " + t.User + " from " + source})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }

@@ -9,12 +9,6 @@ import (
 	"github.com/atollhq/atoll"
 )
 
-// User sources.
-const (
-	SourceLocal = "local"
-	SourceOIDC  = "oidc"
-)
-
 const userColumns = `id, name, role, source, password_hash, oidc_subject, disabled, created_at`
 
 func scanAccount(s scanner) (*atoll.Account, error) {
@@ -65,21 +59,12 @@ func (tx *Tx) UserByOIDCSubject(subject string) (*atoll.Account, error) {
 	return accountWhere(tx.ctx, tx.tx, subject, `oidc_subject = ? AND oidc_subject != ''`, subject)
 }
 
-// NewUser is what CreateUser needs.
-type NewUser struct {
-	Name         string
-	Role         atoll.Role
-	Source       string // SourceLocal or SourceOIDC
-	PasswordHash string // bcrypt, local users
-	OIDCSubject  string // "issuer subject", OIDC users
-}
-
 // CreateUser adds an account; a taken name is ECONFLICT.
-func (tx *Tx) CreateUser(u NewUser) (*atoll.User, error) {
+func (tx *Tx) CreateUser(u atoll.NewUser) (*atoll.User, error) {
 	if !u.Role.Valid() {
 		return nil, atoll.Errorf(atoll.EINVALID, "Unknown role %q: viewer, operator or admin.", u.Role)
 	}
-	if u.Source != SourceLocal && u.Source != SourceOIDC {
+	if u.Source != atoll.UserSourceLocal && u.Source != atoll.UserSourceOIDC {
 		return nil, fmt.Errorf("store create user %s: unknown source %q", u.Name, u.Source)
 	}
 	var n int
@@ -155,4 +140,44 @@ func (tx *Tx) CountAdmins() (int, error) {
 		return 0, fmt.Errorf("store count admins: %w", err)
 	}
 	return n, nil
+}
+
+// OIDCUser finds the account of in.Subject, or creates it, in one
+// transaction: a disabled account is EUNAUTHORIZED, an existing account
+// takes the role the provider grants, and a new account is named in.Name,
+// or in.AltName if a local account has that name.
+func (db *DB) OIDCUser(ctx context.Context, in atoll.OIDCSignIn) (*atoll.User, error) {
+	var u *atoll.User
+	err := db.Update(ctx, func(tx *Tx) error {
+		a, err := tx.UserByOIDCSubject(in.Subject)
+		switch {
+		case err == nil:
+			if a.Disabled {
+				return atoll.Errorf(atoll.EUNAUTHORIZED, "This account is disabled.")
+			}
+			if in.Role != "" && in.Role != a.Role {
+				if err := tx.SetUserRole(a.ID, in.Role); err != nil {
+					return err
+				}
+				a.Role = in.Role
+			}
+			u = &a.User
+			return nil
+		case atoll.ErrorCode(err) != atoll.ENOTFOUND:
+			return err
+		}
+		role, name := in.Role, in.Name
+		if role == "" {
+			role = atoll.RoleViewer
+		}
+		if _, err := tx.UserByName(name); err == nil {
+			name = in.AltName
+		}
+		u, err = tx.CreateUser(atoll.NewUser{Name: name, Role: role, Source: atoll.UserSourceOIDC, OIDCSubject: in.Subject})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
 }

@@ -9,7 +9,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/templates"
 )
 
@@ -44,25 +43,9 @@ func (s *Server) renderAdmin(w http.ResponseWriter, r *http.Request, status int,
 	s.renderPage(w, r, status, templates.Admin(page))
 }
 
-// adminChange runs fn in a transaction with an audit event by the signed-in
-// admin, refusing it if it would leave no enabled admin, then answers.
-func (s *Server) adminChange(w http.ResponseWriter, r *http.Request, action, detail, msg string, fn func(tx *store.Tx) error) {
-	me := atoll.UserFromContext(r.Context())
-	err := s.DB.Update(r.Context(), func(tx *store.Tx) error {
-		before, err := tx.CountAdmins()
-		if err != nil {
-			return err
-		}
-		if err := fn(tx); err != nil {
-			return err
-		}
-		if after, err := tx.CountAdmins(); err != nil {
-			return err
-		} else if before > 0 && after == 0 {
-			return atoll.Errorf(atoll.EINVALID, "Refused: Atoll would have no enabled admin left.")
-		}
-		return tx.AddEvent(atoll.Event{Actor: me.Name, Action: action, Detail: detail + " from " + source(r)})
-	})
+// adminChanged answers an admin's change to users: the store made it, with
+// its audit event and the rule that an enabled admin remains.
+func (s *Server) adminChanged(w http.ResponseWriter, r *http.Request, msg string, err error) {
 	if err != nil {
 		s.failed(w, r, "/admin", err)
 		return
@@ -70,7 +53,7 @@ func (s *Server) adminChange(w http.ResponseWriter, r *http.Request, action, det
 	s.done(w, r, "/admin", msg, nil, map[string]string{"message": msg})
 }
 
-func formUserID(r *http.Request) (int64, error) { return store.ParseID(r.PathValue("id")) }
+func formUserID(r *http.Request) (int64, error) { return atoll.ParseID(r.PathValue("id")) }
 
 // validUserName keeps names printable and short: they appear in comments,
 // the audit log and pages.
@@ -108,10 +91,9 @@ func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) {
 		s.failed(w, r, "/admin", err)
 		return
 	}
-	s.adminChange(w, r, "user.create", name+" as "+string(role), "Created "+name+" ("+string(role)+").", func(tx *store.Tx) error {
-		_, err := tx.CreateUser(store.NewUser{Name: name, Role: role, Source: store.SourceLocal, PasswordHash: string(hash)})
-		return err
-	})
+	_, err = s.DB.CreateUser(r.Context(), atoll.NewUser{Name: name, Role: role, Source: atoll.UserSourceLocal, PasswordHash: string(hash)},
+		atoll.UserFromContext(r.Context()).Name, source(r))
+	s.adminChanged(w, r, "Created "+name+" ("+string(role)+").", err)
 }
 
 // handleSetUserRole changes a user's role.
@@ -130,9 +112,8 @@ func (s *Server) handleSetUserRole(w http.ResponseWriter, r *http.Request) {
 		s.failed(w, r, "/admin", err)
 		return
 	}
-	s.adminChange(w, r, "user.role", a.Name+" to "+string(role), a.Name+" is now "+string(role)+".", func(tx *store.Tx) error {
-		return tx.SetUserRole(id, role)
-	})
+	err = s.DB.SetUserRole(r.Context(), id, role, atoll.UserFromContext(r.Context()).Name, source(r))
+	s.adminChanged(w, r, a.Name+" is now "+string(role)+".", err)
 }
 
 // handleDisableUser disables (disabled=true) or enables a user.
@@ -143,11 +124,12 @@ func (s *Server) handleDisableUser(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	disable := r.PostFormValue("disabled") != "false"
-	action, msg := "user.disable", "Disabled "+a.Name+": signed out everywhere."
+	msg := "Disabled " + a.Name + ": signed out everywhere."
 	if !disable {
-		action, msg = "user.enable", "Enabled "+a.Name+"."
+		msg = "Enabled " + a.Name + "."
 	}
-	s.adminChange(w, r, action, a.Name, msg, func(tx *store.Tx) error { return tx.SetUserDisabled(id, disable) })
+	err = s.DB.SetUserDisabled(r.Context(), id, disable, atoll.UserFromContext(r.Context()).Name, source(r))
+	s.adminChanged(w, r, msg, err)
 }
 
 // handleDeleteUser deletes a user with its sessions and API tokens.
@@ -157,7 +139,8 @@ func (s *Server) handleDeleteUser(w http.ResponseWriter, r *http.Request) {
 		s.failed(w, r, "/admin", err)
 		return
 	}
-	s.adminChange(w, r, "user.delete", a.Name, "Deleted "+a.Name+".", func(tx *store.Tx) error { return tx.DeleteUser(id) })
+	err = s.DB.DeleteUser(r.Context(), id, atoll.UserFromContext(r.Context()).Name, source(r))
+	s.adminChanged(w, r, "Deleted "+a.Name+".", err)
 }
 
 // handleCreateToken creates an API token for a user and shows it once, on
@@ -174,14 +157,8 @@ func (s *Server) handleCreateToken(w http.ResponseWriter, r *http.Request) {
 		s.failed(w, r, "/admin", err)
 		return
 	}
-	secret, hash := store.NewSecret()
-	err = s.DB.Update(r.Context(), func(tx *store.Tx) error {
-		if _, err := tx.CreateToken(a.ID, name, hash); err != nil {
-			return err
-		}
-		return tx.AddEvent(atoll.Event{Actor: me.Name, Action: "token.create", Detail: name + " for " + a.Name + " from " + source(r)})
-	})
-	if err != nil {
+	secret, hash := atoll.NewSecret()
+	if err := s.DB.CreateToken(r.Context(), a.ID, name, hash, me.Name, source(r)); err != nil {
 		s.failed(w, r, "/admin", err)
 		return
 	}
@@ -200,13 +177,7 @@ func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	me := atoll.UserFromContext(r.Context())
-	var t *atoll.APIToken
-	err = s.DB.Update(r.Context(), func(tx *store.Tx) (err error) {
-		if t, err = tx.RevokeToken(id); err != nil {
-			return err
-		}
-		return tx.AddEvent(atoll.Event{Actor: me.Name, Action: "token.revoke", Detail: t.Name + " of " + t.User + " from " + source(r)})
-	})
+	t, err := s.DB.RevokeToken(r.Context(), id, me.Name, source(r))
 	if err != nil {
 		s.failed(w, r, "/admin", err)
 		return

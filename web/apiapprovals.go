@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 )
 
 // approvalsResponse is a plan's approval state in the API.
@@ -24,7 +23,7 @@ type approvalsResponse struct {
 
 // handleAPIApprovals returns a plan's approval state and every decision.
 func (s *Server) handleAPIApprovals(w http.ResponseWriter, r *http.Request) {
-	id, err := store.ParseID(r.PathValue("id"))
+	id, err := atoll.ParseID(r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -46,7 +45,7 @@ type decideRequest struct {
 // handleAPIDecide records the caller's decision: {"decision":"approve"|
 // "reject","reason":"..."}.
 func (s *Server) handleAPIDecide(w http.ResponseWriter, r *http.Request) {
-	id, err := store.ParseID(r.PathValue("id"))
+	id, err := atoll.ParseID(r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -61,8 +61,8 @@ func TestAPIApplyNothingToApplyPastReadTimeout(t *testing.T) {
 	s := startLiveServer(t, func(s *web.Server) {
 		s.ReadTimeout, s.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
 		s.APISecret = "secret"
-		s.Providers[atoll.VCSLocal] = &local.Provider{DB: s.DB}
-		s.Runner = &runner.Runner{DB: s.DB, Hub: runner.NewHub(), Providers: map[string]vcs.Provider{atoll.VCSLocal: s.Providers[atoll.VCSLocal]},
+		s.Providers[atoll.VCSLocal] = &local.Provider{DB: s.DB.(*store.DB)}
+		s.Runner = &runner.Runner{DB: s.DB.(*store.DB), Hub: runner.NewHub(), Providers: map[string]vcs.Provider{atoll.VCSLocal: s.Providers[atoll.VCSLocal]},
 			Parser: command.Parser{ExecutableName: "atlantis"}, Allowlist: runner.ParseAllowlist("local/acme/*"),
 			Parallelism: 1, Logger: s.Logger}
 	})

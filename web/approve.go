@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/templates"
 )
 
@@ -31,7 +30,7 @@ func (s *Server) handleRejectPlan(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) decideForm(w http.ResponseWriter, r *http.Request, decision string) {
-	id, err := store.ParseID(r.PathValue("id"))
+	id, err := atoll.ParseID(r.PathValue("id"))
 	if err != nil {
 		s.failed(w, r, "/", err)
 		return
@@ -69,13 +68,8 @@ func (s *Server) decide(r *http.Request, id int64, decision, reason string) (*at
 	if u == nil {
 		return nil, atoll.Errorf(atoll.EUNAUTHORIZED, "Sign in first.")
 	}
-	var a *atoll.Approval
-	err := s.DB.Update(r.Context(), func(tx *store.Tx) (err error) {
-		a, err = tx.DecidePlan(store.PlanDecision{PlanID: id, Decision: decision, User: u.Name, Reason: reason,
-			Source: source(r), TTL: s.ApprovalTTL})
-		return err
-	})
-	return a, err
+	return s.DB.DecidePlan(r.Context(), atoll.PlanDecision{PlanID: id, Decision: decision, User: u.Name, Reason: reason,
+		Source: source(r), TTL: s.ApprovalTTL})
 }
 
 func decisionMessage(a *atoll.Approval, required bool) string {
@@ -121,13 +115,13 @@ func (s *Server) approvalView(ctx context.Context, id int64, back string) (templ
 
 // approvalRequired reports whether --plan-approval requires an approval of
 // the plan.
-func (s *Server) approvalRequired(ref *store.PlanRef) bool {
+func (s *Server) approvalRequired(ref *atoll.PlanRef) bool {
 	return s.Runner != nil && s.Runner.PlanApproval.Requires(ref.Repo, ref.Project, ref.Dir)
 }
 
 func (s *Server) now() time.Time {
-	if s.DB != nil && s.DB.Now != nil {
-		return s.DB.Now()
+	if s.Now != nil {
+		return s.Now()
 	}
 	return time.Now().UTC()
 }

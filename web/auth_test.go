@@ -53,9 +53,9 @@ func newAuthFixture(t *testing.T, configure func(*web.Server)) *authFixture {
 		t.Fatal(err)
 	}
 	for _, role := range []atoll.Role{atoll.RoleViewer, atoll.RoleOperator, atoll.RoleAdmin} {
-		secret, tokenHash := store.NewSecret()
+		secret, tokenHash := atoll.NewSecret()
 		err := f.db.Update(context.Background(), func(tx *store.Tx) error {
-			u, err := tx.CreateUser(store.NewUser{Name: string(role) + "-user", Role: role, Source: store.SourceLocal, PasswordHash: string(hash)})
+			u, err := tx.CreateUser(atoll.NewUser{Name: string(role) + "-user", Role: role, Source: atoll.UserSourceLocal, PasswordHash: string(hash)})
 			if err != nil {
 				return err
 			}
@@ -170,7 +170,7 @@ func TestLoginLogout(t *testing.T) {
 				t.Fatalf("logout: %d %q", res.StatusCode, res.Header.Get("Location"))
 			}
 			// The row is gone: the old cookie signs nobody in.
-			if _, err := f.db.SessionUser(ctx, store.HashSecret(c.Value)); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
+			if _, err := f.db.SessionUser(ctx, atoll.HashSecret(c.Value)); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
 				t.Errorf("session after logout: %v", err)
 			}
 			if res, _ := f.do(t, "GET", "/api/v1/me", "", cookie...); res.StatusCode != 401 {

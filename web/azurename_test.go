@@ -74,7 +74,7 @@ func newAzureFixture(t *testing.T) *azureFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &web.Server{DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	s := &web.Server{DB: db, Changes: db.Changes, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Runner: &runner.Runner{DB: db, Hub: runner.NewHub(), Allowlist: runner.ParseAllowlist("*")}}
 	f.h = s.Handler()
 	return f

@@ -79,7 +79,7 @@ func (st *sseStream) change(t *testing.T) atoll.Change {
 func TestChangesStream(t *testing.T) {
 	changes := inmem.NewChanges()
 	s := startLiveServer(t, func(s *web.Server) {
-		s.DB.Changes = changes
+		s.DB.(*store.DB).Changes = changes
 		s.Changes = changes
 		s.ReadTimeout, s.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
 	})
@@ -113,7 +113,7 @@ func TestChangesStream(t *testing.T) {
 // A commit on another path (the runner's) reaches every open stream.
 func TestChangesStreamFanOut(t *testing.T) {
 	changes := inmem.NewChanges()
-	s := startLiveServer(t, func(s *web.Server) { s.DB.Changes = changes }) // Server.Changes from DB.Changes
+	s := startLiveServer(t, func(s *web.Server) { s.DB.(*store.DB).Changes = changes; s.Changes = changes })
 	var streams []*sseStream
 	for range 5 {
 		streams = append(streams, openChanges(t, s.URL))

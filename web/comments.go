@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/templates"
 	"github.com/atollhq/atoll/vcs"
 )
@@ -96,11 +95,7 @@ func (s *Server) postComment(ctx context.Context, r *http.Request, pull *atoll.P
 		return out, err
 	}
 	if repo.VCS == atoll.VCSLocal {
-		err = s.DB.Update(ctx, func(tx *store.Tx) (err error) {
-			out.CommentID, err = tx.AddComment(pull.ID, user, body)
-			return err
-		})
-		if err != nil {
+		if out.CommentID, err = s.DB.AddComment(ctx, pull.ID, user, body); err != nil {
 			return out, err
 		}
 	}

@@ -152,9 +152,9 @@ func TestStandbySignsInFromItsCopy(t *testing.T) {
 	if err := seed.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	token, hash := store.NewSecret()
+	token, hash := atoll.NewSecret()
 	err := seed.Update(context.Background(), func(tx *store.Tx) error {
-		u, err := tx.CreateUser(store.NewUser{Name: "vera", Role: atoll.RoleViewer, Source: store.SourceLocal})
+		u, err := tx.CreateUser(atoll.NewUser{Name: "vera", Role: atoll.RoleViewer, Source: atoll.UserSourceLocal})
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/templates"
 )
 
@@ -51,12 +50,7 @@ func (s *Server) setFreeze(r *http.Request, on bool, reason string) (atoll.Freez
 	if u == nil {
 		return atoll.Freeze{}, atoll.Errorf(atoll.EUNAUTHORIZED, "Sign in first.")
 	}
-	var f atoll.Freeze
-	err := s.DB.Update(r.Context(), func(tx *store.Tx) (err error) {
-		f, err = tx.SetFreeze(on, u.Name, reason, source(r))
-		return err
-	})
-	return f, err
+	return s.DB.SetFreeze(r.Context(), on, u.Name, reason, source(r))
 }
 
 // handleAPIFreeze returns the apply freeze.

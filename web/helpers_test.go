@@ -78,6 +78,7 @@ func (l *logBuffer) records(t *testing.T, msg string) []map[string]any {
 // webhooks configured, a real database and an unstarted runner.
 type liveServer struct {
 	*web.Server
+	DB   *store.DB // the Server's, for fixtures (Server.DB is an interface)
 	URL  string
 	logs *logBuffer
 }
@@ -113,7 +114,7 @@ func startLiveServer(t testing.TB, configure func(*web.Server)) *liveServer {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return &liveServer{Server: s, URL: "http://" + s.Addr(), logs: logs}
+	return &liveServer{Server: s, DB: db, URL: "http://" + s.Addr(), logs: logs}
 }
 
 // liveSecret is the --api-secret of startLiveServer's servers: an admin

@@ -91,7 +91,7 @@ func newHistoryFixture(t *testing.T) *historyFixture {
 		}
 	}
 	clock = now
-	f.srv = &web.Server{DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	f.srv = &web.Server{DB: db, Now: db.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Providers: map[string]vcs.Provider{atoll.VCSLocal: &local.Provider{DB: db}}}
 	f.h = f.srv.Handler()
 	return f

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 )
 
 // sessionCookie holds a session's secret; the database keeps only its hash.
@@ -57,13 +56,13 @@ func (s *Server) whoIs(w http.ResponseWriter, r *http.Request) (*atoll.User, err
 			u := apiSecretUser
 			return &u, nil
 		}
-		return s.DB.TokenUser(ctx, store.HashSecret(token))
+		return s.DB.TokenUser(ctx, atoll.HashSecret(token))
 	}
 	if name, password, ok := r.BasicAuth(); ok {
 		return s.checkPassword(ctx, source(r), name, password)
 	}
 	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
-		u, err := s.DB.SessionUser(ctx, store.HashSecret(c.Value))
+		u, err := s.DB.SessionUser(ctx, atoll.HashSecret(c.Value))
 		if atoll.ErrorCode(err) == atoll.EUNAUTHORIZED {
 			s.clearSessionCookie(w, r)
 			return nil, nil

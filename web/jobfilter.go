@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/templates"
 )
 
@@ -53,7 +52,7 @@ func jobFilter(q url.Values) (atoll.JobFilter, templates.RunsFilter, error) {
 		to  *int64
 	}{{"before", &f.Before}, {"after", &f.After}} {
 		if v := get(c.key); v != "" {
-			if *c.to, err = store.ParseID(v); err != nil {
+			if *c.to, err = atoll.ParseID(v); err != nil {
 				return f, typed, atoll.Errorf(atoll.EINVALID, "Invalid %s cursor %q: a job id.", c.key, v)
 			}
 		}

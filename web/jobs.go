@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 )
 
 // apiJobsLimit is GET /api/v1/jobs's page size unless limit= says.
@@ -63,7 +62,7 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) job(r *http.Request) (*atoll.Job, error) {
-	id, err := store.ParseID(r.PathValue("id"))
+	id, err := atoll.ParseID(r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}

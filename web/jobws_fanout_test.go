@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/web"
 	"github.com/atollhq/atoll/store"
 )
 
@@ -124,7 +125,7 @@ func connectViewers(tb testing.TB, s *liveServer, job int64, n int, query string
 // and the viewer reads that back from the database), and it too gets every
 // line once it reads.
 func TestJobWebsocketManyViewers(t *testing.T) {
-	s := startLiveServer(t, nil)
+	s := startLiveServer(t, manyStreams)
 	job := runningJob(t, s.DB)
 	const lines, size = 2000, 200
 	// Half read one line per message, half batches (as live.js does).
@@ -167,7 +168,7 @@ func BenchmarkJobLogFanOut(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				s := startLiveServer(b, nil)
+				s := startLiveServer(b, manyStreams)
 				job := runningJob(b, s.DB)
 				conns := connectViewers(b, s, job, viewers, "&batch=1") // as live.js
 				b.StartTimer()
@@ -203,3 +204,7 @@ func BenchmarkJobLogFanOut(b *testing.B) {
 		})
 	}
 }
+
+// manyStreams lets the one user of a startLiveServer server hold the
+// hundred viewers these tests stand for (a user may hold 32).
+func manyStreams(s *web.Server) { s.StreamsPerUser = 1000 }

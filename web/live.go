@@ -3,9 +3,6 @@ package web
 // liveRoutes registers the live parts of the dashboard: the overview, the
 // job page and its log, and the streams that keep them current.
 func (s *Server) liveRoutes(mux *routeMux) {
-	if s.Changes == nil && s.DB != nil && s.DB.Changes != nil {
-		s.Changes = s.DB.Changes
-	}
 	if s.streamsEnd == nil {
 		s.streamsEnd = make(chan struct{})
 	}

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 )
 
 // handleLocks lists every lock.
@@ -20,16 +19,12 @@ func (s *Server) handleLocks(w http.ResponseWriter, r *http.Request) {
 // handleUnlock deletes one lock and discards the holder's plan for it,
 // then tells the pull request who unlocked it.
 func (s *Server) handleUnlock(w http.ResponseWriter, r *http.Request) {
-	id, err := store.ParseID(r.PathValue("id"))
+	id, err := atoll.ParseID(r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	var locks []*atoll.Lock
-	err = s.DB.Update(r.Context(), func(tx *store.Tx) (err error) {
-		locks, err = tx.ReleaseLocks(store.LockSelector{LockID: id}, actor(r), source(r), "lock.delete", "via API")
-		return err
-	})
+	locks, err := s.DB.ReleaseLock(r.Context(), id, actor(r), source(r), "via API")
 	if err != nil {
 		s.error(w, r, err)
 		return

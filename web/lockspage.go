@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/templates"
 )
 
@@ -30,7 +29,7 @@ func (s *Server) handleLocksPage(w http.ResponseWriter, r *http.Request) {
 		CanUnlock: u != nil && u.Role.Allows(atoll.RoleOperator)}
 	f, err := lockFilter(typed, page.Meta.Now)
 	if err == nil && get("after") != "" {
-		if f.After, err = store.ParseID(get("after")); err != nil {
+		if f.After, err = atoll.ParseID(get("after")); err != nil {
 			err = atoll.Errorf(atoll.EINVALID, "Invalid after cursor %q: a lock id.", get("after"))
 		}
 	}
@@ -81,8 +80,8 @@ var ageRE = regexp.MustCompile(`^(\d{1,6})\s*(m|min|h|d|w)$`)
 
 // lockFilter turns the typed filter into a store filter; ages count back
 // from now.
-func lockFilter(t templates.LockFilter, now time.Time) (store.LockFilter, error) {
-	f := store.LockFilter{Repo: t.Repo, User: t.User}
+func lockFilter(t templates.LockFilter, now time.Time) (atoll.LockFilter, error) {
+	f := atoll.LockFilter{Repo: t.Repo, User: t.User}
 	if t.Repo != "" && !strings.Contains(strings.Trim(t.Repo, "/"), "/") {
 		return f, atoll.Errorf(atoll.EINVALID, "Repository must be owner/name, not %q.", t.Repo)
 	}

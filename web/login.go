@@ -9,7 +9,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/templates"
 )
 
@@ -53,10 +52,10 @@ func (s *Server) matchPassword(ctx context.Context, name, password string) (*ato
 		return nil, err
 	}
 	hash := []byte(a.PasswordHash)
-	if a.Source != store.SourceLocal || a.PasswordHash == "" {
+	if a.Source != atoll.UserSourceLocal || a.PasswordHash == "" {
 		hash = dummyHash
 	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || a.Disabled || a.Source != store.SourceLocal {
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || a.Disabled || a.Source != atoll.UserSourceLocal {
 		return nil, atoll.Errorf(atoll.EUNAUTHORIZED, wrongPassword)
 	}
 	return &a.User, nil
@@ -125,21 +124,12 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 // startSession signs u in: a new session row (its hash), the cookie, and
 // the audit event.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *atoll.User, how string) error {
-	secret, hash := store.NewSecret()
-	err := s.DB.Update(r.Context(), func(tx *store.Tx) error {
-		if _, err := tx.DeleteExpiredSessions(); err != nil {
-			return err
-		}
-		if err := tx.CreateSession(u.ID, hash); err != nil {
-			return err
-		}
-		return tx.AddEvent(atoll.Event{Actor: u.Name, Action: "login", Detail: how + " from " + source(r)})
-	})
-	if err != nil {
+	secret, hash := atoll.NewSecret()
+	if err := s.DB.StartSession(r.Context(), u, hash, how, source(r)); err != nil {
 		return err
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: "/", HttpOnly: true,
-		Secure: s.secureCookies(r), SameSite: http.SameSiteLaxMode, MaxAge: int(store.SessionMaxAge / time.Second)})
+		Secure: s.secureCookies(r), SameSite: http.SameSiteLaxMode, MaxAge: int(atoll.SessionMaxAge / time.Second)})
 	return nil
 }
 
@@ -147,14 +137,7 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *atoll.U
 // worthless even if kept.
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
-		err := s.DB.Update(r.Context(), func(tx *store.Tx) error {
-			name, err := tx.DeleteSession(store.HashSecret(c.Value))
-			if err != nil || name == "" {
-				return err
-			}
-			return tx.AddEvent(atoll.Event{Actor: name, Action: "logout", Detail: "from " + source(r)})
-		})
-		if err != nil {
+		if err := s.DB.EndSession(r.Context(), atoll.HashSecret(c.Value), source(r)); err != nil {
 			s.failed(w, r, "/", err)
 			return
 		}
@@ -186,10 +169,7 @@ func (s *Server) secureCookies(r *http.Request) bool {
 // audit records an event outside any other write; a failure is logged,
 // not shown (the answer does not depend on it).
 func (s *Server) audit(r *http.Request, actor, action, how string) {
-	err := s.DB.Update(r.Context(), func(tx *store.Tx) error {
-		return tx.AddEvent(atoll.Event{Actor: actor, Action: action, Detail: how + " from " + source(r)})
-	})
-	if err != nil {
+	if err := s.DB.AddEvent(r.Context(), atoll.Event{Actor: actor, Action: action, Detail: how + " from " + source(r)}); err != nil {
 		s.Logger.Warn("audit event not recorded", "action", action, "err", err)
 	}
 }

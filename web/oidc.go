@@ -15,7 +15,6 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 )
 
 // OIDC is sign-in through an OpenID Connect provider (authorization code
@@ -80,8 +79,8 @@ func (s *Server) handleOIDCLogin(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "The sign-in provider cannot be reached: try again shortly."))
 		return
 	}
-	state, _ := store.NewSecret()
-	nonce, _ := store.NewSecret()
+	state, _ := atoll.NewSecret()
+	nonce, _ := atoll.NewSecret()
 	verifier := oauth2.GenerateVerifier()
 	next := safeBack(r.URL.Query().Get("next"))
 	value := strings.Join([]string{state, nonce, verifier, base64.RawURLEncoding.EncodeToString([]byte(next))}, ".")
@@ -186,39 +185,12 @@ func (o *OIDC) role(subject string, cl oidcClaims) atoll.Role {
 func (s *Server) oidcAccount(ctx context.Context, issuer, subject string, cl oidcClaims) (*atoll.User, error) {
 	key := issuer + " " + subject
 	role := s.OIDC.role(subject, cl)
-	var u *atoll.User
-	err := s.DB.Update(ctx, func(tx *store.Tx) error {
-		a, err := tx.UserByOIDCSubject(key)
-		switch {
-		case err == nil:
-			if a.Disabled {
-				return atoll.Errorf(atoll.EUNAUTHORIZED, "This account is disabled.")
-			}
-			if role != "" && role != a.Role {
-				if err := tx.SetUserRole(a.ID, role); err != nil {
-					return err
-				}
-				a.Role = role
-			}
-			u = &a.User
-			return nil
-		case atoll.ErrorCode(err) != atoll.ENOTFOUND:
-			return err
-		}
-		if role == "" {
-			role = atoll.RoleViewer
-		}
-		name := subject
-		if cl.EmailVerified && cl.Email != "" {
-			name = cl.Email
-		} else if cl.PreferredUsername != "" {
-			name = cl.PreferredUsername
-		}
-		if _, err := tx.UserByName(name); err == nil {
-			name = "oidc:" + subject // a local account has the name
-		}
-		u, err = tx.CreateUser(store.NewUser{Name: name, Role: role, Source: store.SourceOIDC, OIDCSubject: key})
-		return err
-	})
-	return u, err
+	name := subject
+	if cl.EmailVerified && cl.Email != "" {
+		name = cl.Email
+	} else if cl.PreferredUsername != "" {
+		name = cl.PreferredUsername
+	}
+	// "oidc:subject" if a local account has the name.
+	return s.DB.OIDCUser(ctx, atoll.OIDCSignIn{Subject: key, Name: name, AltName: "oidc:" + subject, Role: role})
 }

@@ -20,7 +20,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
-	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/web"
 )
 
@@ -69,7 +69,7 @@ func newOIDCProvider(t *testing.T) *oidcProvider {
 			http.Error(w, "bad authorization request", 400)
 			return
 		}
-		code, _ := store.NewSecret()
+		code, _ := atoll.NewSecret()
 		p.mu.Lock()
 		p.codes[code] = authorization{nonce: q.Get("nonce"), challenge: q.Get("code_challenge"), redirectURI: q.Get("redirect_uri")}
 		p.mu.Unlock()

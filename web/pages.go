@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/a-h/templ"
 
@@ -58,11 +57,7 @@ func (s *Server) handleAsset(w http.ResponseWriter, r *http.Request) {
 
 // pageMeta is what every page's header shows.
 func (s *Server) pageMeta(ctx context.Context) templates.Meta {
-	now := time.Now().UTC()
-	if s.DB != nil && s.DB.Now != nil {
-		now = s.DB.Now()
-	}
-	m := templates.Meta{Version: s.Version, Node: s.Node, Demo: s.Demo, Now: now, AssetVersion: assets.Version, User: atoll.UserFromContext(ctx)}
+	m := templates.Meta{Version: s.Version, Node: s.Node, Demo: s.Demo, Now: s.now(), AssetVersion: assets.Version, User: atoll.UserFromContext(ctx)}
 	m.Flash, m.FlashOK = flashOf(ctx)
 	if s.DB != nil && s.DB.Readable() {
 		// One primary-key read; a failure only hides the banner.

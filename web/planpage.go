@@ -8,7 +8,6 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/planview"
 	"github.com/atollhq/atoll/runner/terraform"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/templates"
 )
 
@@ -67,7 +66,7 @@ func (s *Server) handleAPIPlanView(w http.ResponseWriter, r *http.Request) {
 // planPage loads plan id with its pull request, job, state and parsed
 // changes, and, withLog, the job's log.
 func (s *Server) planPage(ctx context.Context, idText string, withLog bool) (*templates.PlanPage, error) {
-	id, err := store.ParseID(idText)
+	id, err := atoll.ParseID(idText)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/atollhq/atoll"
 	cmdgrammar "github.com/atollhq/atoll/runner/command"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/templates"
 	"github.com/atollhq/atoll/vcs"
 )
@@ -84,11 +83,7 @@ func (s *Server) handlePullCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	var commentID int64
 	if repo.VCS == atoll.VCSLocal {
-		err = s.DB.Update(ctx, func(tx *store.Tx) (err error) {
-			commentID, err = tx.AddComment(pull.ID, user.Name, comment)
-			return err
-		})
-		if err != nil {
+		if commentID, err = s.DB.AddComment(ctx, pull.ID, user.Name, comment); err != nil {
 			s.failed(w, r, back, err)
 			return
 		}

@@ -116,7 +116,7 @@ func newPullFixture(t *testing.T) *pullFixture {
 		if err := tx.MarkPlanApplied(f.plans["applied"]); err != nil {
 			return err
 		}
-		if _, err := tx.ReleaseLocks(store.LockSelector{PullID: f.pullID, ProjectID: f.projects["unlocked"]}, "bob", "test", "lock.delete", "test"); err != nil {
+		if _, err := tx.ReleaseLocks(atoll.LockSelector{PullID: f.pullID, ProjectID: f.projects["unlocked"]}, "bob", "test", "lock.delete", "test"); err != nil {
 			return err
 		}
 		// The head moves on; "stale" keeps the plan of the old head.
@@ -133,7 +133,7 @@ func newPullFixture(t *testing.T) *pullFixture {
 	for _, l := range locks {
 		f.locks[l.Dir] = l.ID
 	}
-	s := &web.Server{DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	s := &web.Server{DB: db, Changes: db.Changes, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Runner: &runner.Runner{DB: db, Hub: runner.NewHub(), Allowlist: runner.ParseAllowlist("*")}}
 	f.h = s.Handler()
 	return f
@@ -195,7 +195,7 @@ func closePull(ctx context.Context, f *pullFixture, pull *atoll.Pull) error {
 		if _, err := tx.UpsertPull(pull.RepoID, atoll.Pull{Number: pull.Number, State: atoll.PullClosed}); err != nil {
 			return err
 		}
-		_, err := tx.ReleaseLocks(store.LockSelector{PullID: pull.ID}, "alice", "test", "locks.release", "pull request closed")
+		_, err := tx.ReleaseLocks(atoll.LockSelector{PullID: pull.ID}, "alice", "test", "locks.release", "pull request closed")
 		return err
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/templates"
 )
 
@@ -144,13 +143,13 @@ func (s *Server) addNotice(ctx context.Context, r *http.Request, page *templates
 	if q.Get("request") == "" {
 		return nil
 	}
-	reqID, err := store.ParseID(q.Get("request"))
+	reqID, err := atoll.ParseID(q.Get("request"))
 	if err != nil {
 		return nil
 	}
 	var of int64
 	if f := q.Get("for"); f != "all" {
-		if of, err = store.ParseID(f); err != nil {
+		if of, err = atoll.ParseID(f); err != nil {
 			return nil
 		}
 	}

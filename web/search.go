@@ -14,7 +14,7 @@ type searchHit struct {
 	Lines   []atoll.LogLine `json:"lines"`
 }
 
-// handleSearch searches job logs: q (see store.ParseSearch) and the runs
+// handleSearch searches job logs: q (its syntax: the store's ParseSearch) and the runs
 // filters; next_before, when not 0, is the before= of the next page.
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	f, typed, err := jobFilter(r.URL.Query())

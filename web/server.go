@@ -16,13 +16,15 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 )
 
 // Server serves HTTP.
 type Server struct {
-	DB        *store.DB
+	// DB is the database's services, all in one value (store.DB is one):
+	// one field rather than one per service, since every handler reaches
+	// the same store. Web never imports the store package.
+	DB        atoll.Store
 	Runner    *runner.Runner
 	Providers map[string]vcs.Provider
 	// Hosts are the VCS hosts whose webhooks are told apart, configured or
@@ -52,8 +54,11 @@ type Server struct {
 	// Cluster reports this node's role (nil: a single node, always active).
 	// A standby forwards what it does not serve itself to the active.
 	Cluster atoll.NodeService
-	// Changes tells the live pages what changed (nil: DB.Changes, if any).
+	// Changes tells the live pages what changed (nil: no live updates).
 	Changes atoll.ChangeService
+	// Now is the clock of the pages (nil: time.Now, in UTC); give it the
+	// database's clock (store.DB.Now) so pages and stored times agree.
+	Now func() time.Time
 
 	// ReadTimeout, WriteTimeout and IdleTimeout bound every connection, so
 	// that slow or idle clients cannot hold sockets (zero means 30 s, 60 s

@@ -12,7 +12,6 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/markdown"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/templates"
 	"github.com/atollhq/atoll/vcs"
 )
@@ -42,7 +41,7 @@ type unlockResult struct {
 // say "confirm": true.
 //
 // Outcome per lock: in one transaction every chosen lock still held is
-// released (through store.Tx.ReleaseLocks, which also discards its plan and
+// released (LockService.ReleaseLocksByID, which also discards its plan and
 // records the audit event); ids no longer held are reported, not an error,
 // unless none was held. Then each pull request concerned is told who
 // unlocked what, in one comment.
@@ -67,20 +66,7 @@ func (s *Server) handleUnlockLocks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var res unlockResult
-	err = s.DB.Update(ctx, func(tx *store.Tx) error {
-		res = unlockResult{} // Update may run this more than once
-		for _, id := range in.IDs {
-			locks, err := tx.ReleaseLocks(store.LockSelector{LockID: id}, user.Name, source(r), "lock.delete", "unlocked from the dashboard")
-			if atoll.ErrorCode(err) == atoll.ENOTFOUND {
-				res.Missing = append(res.Missing, id)
-				continue
-			} else if err != nil {
-				return err
-			}
-			res.Unlocked = append(res.Unlocked, locks...)
-		}
-		return nil
-	})
+	res.Unlocked, res.Missing, err = s.DB.ReleaseLocksByID(ctx, in.IDs, user.Name, source(r), "unlocked from the dashboard")
 	if err == nil && len(res.Unlocked) == 0 {
 		err = atoll.Errorf(atoll.ENOTFOUND, "Nothing was unlocked: %s not held (already released, or never existed).", lockIDs(res.Missing))
 	}
@@ -109,7 +95,7 @@ func readUnlockRequest(w http.ResponseWriter, r *http.Request) (unlockRequest, e
 		}
 		in.Back, in.Confirm = r.PostForm.Get("back"), r.PostForm.Get("confirm") == "1"
 		for _, v := range r.PostForm["id"] {
-			id, err := store.ParseID(v)
+			id, err := atoll.ParseID(v)
 			if err != nil {
 				return in, atoll.Errorf(atoll.EINVALID, "Invalid lock id %q.", v)
 			}

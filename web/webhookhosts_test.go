@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 	"github.com/atollhq/atoll/vcs/azuredevops"
 	ghp "github.com/atollhq/atoll/vcs/github"
@@ -21,7 +22,7 @@ func TestWebhookHostByHeaders(t *testing.T) {
 	githubOnly := func(s *web.Server) { s.Hosts = known }
 	noGitHub := func(s *web.Server) {
 		s.Hosts = known
-		s.Providers = map[string]vcs.Provider{atoll.VCSLocal: &local.Provider{DB: s.DB}}
+		s.Providers = map[string]vcs.Provider{atoll.VCSLocal: &local.Provider{DB: s.DB.(*store.DB)}}
 	}
 	unlisted := func(s *web.Server) { s.Hosts = nil }
 	tests := []struct {

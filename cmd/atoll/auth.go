@@ -80,7 +80,7 @@ func (m *Main) bootstrapAdmin(ctx context.Context) error {
 	if err != nil && atoll.ErrorCode(err) != atoll.ENOTFOUND {
 		return fmt.Errorf("admin account: %w", err)
 	}
-	if existing != nil && existing.Source != store.SourceLocal {
+	if existing != nil && existing.Source != atoll.UserSourceLocal {
 		return fmt.Errorf("admin account: the user %q signs in with OIDC, not a password", adminAccount)
 	}
 	generated := false
@@ -90,7 +90,7 @@ func (m *Main) bootstrapAdmin(ctx context.Context) error {
 			return fmt.Errorf("admin account: %w", err)
 		}
 		for _, u := range users {
-			if u.Source == store.SourceLocal && u.Role == atoll.RoleAdmin && !u.Disabled {
+			if u.Source == atoll.UserSourceLocal && u.Role == atoll.RoleAdmin && !u.Disabled {
 				return nil // someone can sign in and manage the rest
 			}
 		}
@@ -114,7 +114,7 @@ func (m *Main) bootstrapAdmin(ctx context.Context) error {
 		a, err := tx.UserByName(adminAccount)
 		switch {
 		case atoll.ErrorCode(err) == atoll.ENOTFOUND:
-			if _, err := tx.CreateUser(store.NewUser{Name: adminAccount, Role: atoll.RoleAdmin, Source: store.SourceLocal, PasswordHash: string(hash)}); err != nil {
+			if _, err := tx.CreateUser(atoll.NewUser{Name: adminAccount, Role: atoll.RoleAdmin, Source: atoll.UserSourceLocal, PasswordHash: string(hash)}); err != nil {
 				return err
 			}
 		case err != nil:

@@ -100,7 +100,7 @@ func TestDemoApprovalFreezeAndApply(t *testing.T) {
 
 	// Staging needs no approval, but a reject still stops its apply.
 	err := m.DB.Update(ctx, func(tx *store.Tx) error {
-		_, err := tx.DecidePlan(store.PlanDecision{PlanID: stagingPlanID, Decision: atoll.DecisionReject, User: "carol", Reason: "wrong size"})
+		_, err := tx.DecidePlan(atoll.PlanDecision{PlanID: stagingPlanID, Decision: atoll.DecisionReject, User: "carol", Reason: "wrong size"})
 		return err
 	})
 	if err != nil {
@@ -120,7 +120,7 @@ func TestDemoApprovalFreezeAndApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := m.DB.Update(ctx, func(tx *store.Tx) error {
-		_, err := tx.CreateUser(store.NewUser{Name: "bob", Role: atoll.RoleOperator, Source: store.SourceLocal, PasswordHash: string(hash)})
+		_, err := tx.CreateUser(atoll.NewUser{Name: "bob", Role: atoll.RoleOperator, Source: atoll.UserSourceLocal, PasswordHash: string(hash)})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -218,7 +218,7 @@ func TestGitHubCommentApplyFrozenThenApproved(t *testing.T) {
 	mustContain(t, "unapproved apply comment", e.waitComment(1, 3), "Project staging/default needs an approval in Atoll", "]("+planURL+")")
 
 	err := e.m.DB.Update(ctx, func(tx *store.Tx) error {
-		_, err := tx.DecidePlan(store.PlanDecision{PlanID: plans[0].ID, Decision: atoll.DecisionApprove, User: "bob", Reason: "LGTM", Source: "192.0.2.5"})
+		_, err := tx.DecidePlan(atoll.PlanDecision{PlanID: plans[0].ID, Decision: atoll.DecisionApprove, User: "bob", Reason: "LGTM", Source: "192.0.2.5"})
 		return err
 	})
 	if err != nil {

@@ -137,7 +137,7 @@ func (p *Provider) CreateComment(ctx context.Context, repo atoll.Repo, number in
 
 // UpdateComment implements vcs.Provider.
 func (p *Provider) UpdateComment(ctx context.Context, repo atoll.Repo, number int, id, body string) error {
-	cid, err := store.ParseID(id)
+	cid, err := atoll.ParseID(id)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (p *Provider) HideComments(ctx context.Context, repo atoll.Repo, number int
 	}
 	var keepIDs []int64
 	for _, k := range keep {
-		id, err := store.ParseID(k)
+		id, err := atoll.ParseID(k)
 		if err != nil {
 			return err
 		}

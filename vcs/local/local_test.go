@@ -62,7 +62,7 @@ func TestPlanApprovalCountsAsReview(t *testing.T) {
 	decide := func(decision, reason string) {
 		t.Helper()
 		err := db.Update(ctx, func(tx *store.Tx) error {
-			_, err := tx.DecidePlan(store.PlanDecision{PlanID: planID, Decision: decision, User: "bob", Reason: reason})
+			_, err := tx.DecidePlan(atoll.PlanDecision{PlanID: planID, Decision: decision, User: "bob", Reason: reason})
 			return err
 		})
 		if err != nil {

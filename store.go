@@ -1,0 +1,29 @@
+package atoll
+
+// Store is every service the database provides to the web layer, in one
+// value: the store (store.DB) implements them all, and the handlers reach
+// them as s.DB.X, so one field serves where one per service would only
+// repeat the same value.
+type Store interface {
+	UserService
+	LockService
+	ApprovalService
+	FreezeService
+	PlanService
+	JobService
+	LogService
+	PullService
+	RepoService
+	AuditService
+	HealthService
+}
+
+// HealthService reports whether the database serves reads and writes.
+type HealthService interface {
+	// Readable reports whether reads are served (a standby serves them
+	// from its follower copy).
+	Readable() bool
+	// WriteHealth is nil while the database can be written, else the
+	// error of the last failed write.
+	WriteHealth() error
+}
