@@ -13,8 +13,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/web"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/web"
 )
 
 // writeJobLog writes lines lines of size bytes to a running job as the
