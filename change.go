@@ -19,6 +19,10 @@ type Change struct {
 	Repo  string `json:"repo,omitempty"`
 	Pull  int    `json:"pull,omitempty"`
 	JobID int64  `json:"job_id,omitempty"`
+	// Seq numbers the changes a ChangeService published (from 1; 0 on a
+	// Change with Topic ""): with Published, a page can tell whether it
+	// missed one.
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // ChangeService publishes committed changes to in-process subscribers.
@@ -29,4 +33,9 @@ type ChangeService interface {
 	// that ends the subscription. A subscriber that falls behind loses
 	// changes but is told so by a Change with Topic "" (re-read everything).
 	Subscribe() (<-chan Change, func())
+	// Published is how many changes were published so far: the Seq of the
+	// last one. A page that reads it before reading what it shows, and a
+	// subscription that reads it after subscribing, tell whether a change
+	// fell between the two.
+	Published() uint64
 }

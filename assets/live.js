@@ -93,21 +93,27 @@
 	function listen() {
 		if (!window.EventSource || sections().length === 0) return;
 		var es = new EventSource("/api/v1/changes");
-		var lost = false;
+		// mark is the last change the page has followed ("node:seq"): at
+		// first the one its server noted before reading it. Changes are not
+		// replayed, so when a stream begins (at first, or after the browser
+		// reconnected) past another mark, a change was missed and every
+		// section is read again.
+		var mark = document.body.getAttribute("data-changes") || "";
+		var node = "";
+		es.addEventListener("hello", function (ev) {
+			var h = {};
+			try { h = JSON.parse(ev.data); } catch (e) { /* re-read below */ }
+			node = h.node || "";
+			if (!h.mark || h.mark !== mark) sections().forEach(refresh);
+			mark = h.mark || "";
+			window.atollLive.streaming = true;
+		});
 		es.onmessage = function (ev) {
 			var c;
 			try { c = JSON.parse(ev.data); } catch (e) { return; }
+			mark = c.seq ? node + ":" + c.seq : "";
 			document.body.dispatchEvent(new CustomEvent("atoll:change", { detail: c }));
 			sections().forEach(function (el) { if (concerns(el, c)) refresh(el); });
-		};
-		// The browser reconnects by itself; changes are not replayed, so
-		// whatever the page shows is read again once the stream is back.
-		es.onerror = function () { lost = true; };
-		es.onopen = function () {
-			if (lost) {
-				lost = false;
-				sections().forEach(refresh);
-			}
 		};
 	}
 
@@ -337,5 +343,6 @@
 	else start();
 
 	// For tests in a browser.
-	window.atollLive = { parseANSI: parseANSI, diffClass: diffClass };
+	// streaming turns true once the change stream has begun.
+	window.atollLive = { parseANSI: parseANSI, diffClass: diffClass, streaming: false };
 })();

@@ -18,6 +18,7 @@ const subscriberBuffer = 64
 type Changes struct {
 	mu   sync.Mutex
 	subs map[*subscriber]struct{}
+	seq  uint64 // the last change's Seq
 }
 
 type subscriber struct {
@@ -40,6 +41,8 @@ func NewChanges() *Changes { return &Changes{subs: map[*subscriber]struct{}{}} }
 func (s *Changes) Publish(c atoll.Change) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.seq++
+	c.Seq = s.seq
 	for sub := range s.subs {
 		// Only Publish sends, under s.mu, so len only shrinks meanwhile.
 		switch {
@@ -68,6 +71,13 @@ func (s *Changes) Subscribe() (<-chan atoll.Change, func()) {
 			close(sub.ch)
 		}
 	}
+}
+
+// Published is the Seq of the last change published (0: none yet).
+func (s *Changes) Published() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seq
 }
 
 // Subscribers is how many subscriptions are open (metrics, tests).

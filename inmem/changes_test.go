@@ -15,7 +15,14 @@ func TestChangesFanOut(t *testing.T) {
 	b, cancelB := s.Subscribe()
 	defer cancelB()
 	want := atoll.Change{Topic: atoll.TopicJob, Repo: "acme/infra", Pull: 7, JobID: 3}
+	if n := s.Published(); n != 0 {
+		t.Fatalf("Published() = %d before any change", n)
+	}
 	s.Publish(want)
+	want.Seq = 1 // numbered as published
+	if n := s.Published(); n != 1 {
+		t.Fatalf("Published() = %d after one change", n)
+	}
 	for name, ch := range map[string]<-chan atoll.Change{"a": a, "b": b} {
 		select {
 		case got := <-ch:
@@ -32,6 +39,7 @@ func TestChangesFanOut(t *testing.T) {
 		t.Fatal("a cancelled subscription's channel must be closed")
 	}
 	s.Publish(want) // no longer sent to a
+	want.Seq = 2
 	if got := <-b; got != want {
 		t.Fatalf("b got %+v", got)
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -12,11 +13,13 @@ import (
 // proxies keep it open and a dead client is noticed.
 const sseHeartbeat = 15 * time.Second
 
-// handleChanges streams committed changes as Server-Sent Events: one event
-// per atoll.Change, as JSON (`data: {"topic":"job",...}`), and a comment
-// every sseHeartbeat. A Change with Topic "" means the page must re-read
-// everything: the stream fell behind. Changes are not kept: a client that
-// reconnects re-reads what it shows (assets/live.js does).
+// handleChanges streams committed changes as Server-Sent Events: first a
+// `hello` event with this node's change mark (`{"mark":"node:seq"}`), then
+// one event per atoll.Change, as JSON (`data: {"topic":"job",...,"seq":N}`),
+// and a comment every sseHeartbeat. A Change with Topic "" means the page
+// must re-read everything: the stream fell behind. Changes are not kept: a
+// client whose page or last change is older than the hello's mark re-reads
+// what it shows (assets/live.js does).
 func (s *Server) handleChanges(w http.ResponseWriter, r *http.Request) {
 	if s.Changes == nil {
 		s.error(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "Live updates are not available on this server."))
@@ -45,8 +48,11 @@ func (s *Server) handleChanges(w http.ResponseWriter, r *http.Request) {
 		}
 		return rc.Flush() == nil
 	}
-	// retry: how long the browser waits before reconnecting.
-	if !write([]byte("retry: 2000\n: connected\n\n")) {
+	// retry: how long the browser waits before reconnecting. The hello
+	// event's mark, read after subscribing, tells the page whether it
+	// missed a change before the stream began (see markChanges).
+	hello, _ := json.Marshal(map[string]string{"mark": s.changeMark(), "node": s.Node})
+	if !write(fmt.Appendf(nil, "retry: 2000\n: connected\nevent: hello\ndata: %s\n\n", hello)) {
 		return
 	}
 	heartbeat := time.NewTicker(sseHeartbeat)

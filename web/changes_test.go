@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +19,9 @@ import (
 
 // sseStream is a client of GET /api/v1/changes.
 type sseStream struct {
-	res *http.Response
-	rd  *bufio.Reader
+	res   *http.Response
+	rd    *bufio.Reader
+	first string // the first event: a comment and the hello event
 }
 
 func openChanges(t *testing.T, base string) *sseStream {
@@ -34,8 +37,8 @@ func openChanges(t *testing.T, base string) *sseStream {
 	}
 	st := &sseStream{res: res, rd: bufio.NewReader(res.Body)}
 	// The first event is a comment: the subscription is in place.
-	if ev := st.next(t); !strings.Contains(ev, ": connected") {
-		t.Fatalf("first event %q", ev)
+	if st.first = st.next(t); !strings.Contains(st.first, ": connected") {
+		t.Fatalf("first event %q", st.first)
 	}
 	return st
 }
@@ -139,5 +142,44 @@ func TestChangesStreamUnavailable(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("without a ChangeService: %d; want 503", res.StatusCode)
+	}
+}
+
+// A page carries the change mark noted before it was read; the stream's
+// hello event carries the mark as of its subscription: equal while nothing
+// changed in between, different once something did.
+func TestChangeMarks(t *testing.T) {
+	changes := inmem.NewChanges()
+	s := startLiveServer(t, func(s *web.Server) {
+		s.Changes = changes
+		s.Node = "node-a"
+	})
+	client := &http.Client{Timeout: 20 * time.Second}
+	res, err := liveGet(client, s.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := regexp.MustCompile(`<body data-changes="([^"]*)"`).FindSubmatch(page)
+	if m == nil || string(m[1]) != "node-a:0" {
+		t.Fatalf("the page's mark: %q; want node-a:0", m)
+	}
+	hello := func() string {
+		t.Helper()
+		ev := openChanges(t, s.URL).first
+		_, data, ok := strings.Cut(ev, "event: hello\ndata: ")
+		var h struct{ Mark, Node string }
+		if !ok || json.Unmarshal([]byte(strings.TrimSpace(data)), &h) != nil || h.Node != "node-a" {
+			t.Fatalf("the stream's first event: %q; want a hello from node-a", ev)
+		}
+		return h.Mark
+	}
+	if got := hello(); got != "node-a:0" {
+		t.Fatalf("hello mark %q with nothing changed; want the page's, node-a:0", got)
+	}
+	changes.Publish(atoll.Change{Topic: atoll.TopicLock})
+	if got := hello(); got != "node-a:1" {
+		t.Fatalf("hello mark %q after a change; want node-a:1", got)
 	}
 }

@@ -152,7 +152,7 @@ func TestLiveSectionWaitsForAPress(t *testing.T) {
 	t.Cleanup(srv.Close)
 	b := openBrowser(t, bin)
 	b.run("open the pull request", chromedp.Navigate(srv.URL+"/repos/acme/infra/pulls/7"))
-	b.waitFor("htmx", `window.htmx`)
+	b.waitFor("htmx and the change stream", `window.htmx && window.atollLive.streaming`)
 	ready, planning := itoa(f.projects["ready"]), itoa(f.projects["planning"])
 	button := `#project-` + ready + ` form input[value="plan"] ~ button`
 	b.waitFor("planning running", `document.querySelector("#project-`+planning+`").innerText.includes("running")`)
@@ -181,5 +181,52 @@ func TestLiveSectionWaitsForAPress(t *testing.T) {
 		t.Fatalf("queued %+v; want the plan the click asked for", q)
 	}
 	b.waitFor("the section following the change after the press", `!document.querySelector("#project-`+planning+`").innerText.includes("running")`)
+	b.checkConsole()
+}
+
+// A change committed after the page was read but before its change stream
+// began is not lost: the stream's first event says the page is behind,
+// and its sections are read again.
+func TestLivePageCatchesUpWithAChangeBeforeItsStream(t *testing.T) {
+	bin := chromiumBin(t)
+	f := newPullFixture(t)
+	streamAsked := make(chan struct{}, 1)
+	streamGate := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v1/changes" {
+			select {
+			case streamAsked <- struct{}{}:
+			default:
+			}
+			<-streamGate
+		}
+		f.h.ServeHTTP(w, r.WithContext(atoll.NewContextWithUser(r.Context(), alice)))
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		select {
+		case <-streamGate:
+		default:
+			close(streamGate)
+		}
+	})
+	b := openBrowser(t, bin)
+	b.run("open the pull request", chromedp.Navigate(srv.URL+"/repos/acme/infra/pulls/7"))
+	planning := itoa(f.projects["planning"])
+	b.waitFor("planning running", `document.querySelector("#project-`+planning+`").innerText.includes("running")`)
+	select {
+	case <-streamAsked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the page did not open its change stream")
+	}
+	// The page is read, its stream not begun: the plan ends now.
+	if err := f.db.Update(context.Background(), func(tx *store.Tx) error {
+		return tx.FinishJob(f.jobs["planning"], atoll.JobCanceled, "", nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	close(streamGate)
+	b.waitFor("the projects and jobs sections caught up", `!document.querySelector("#project-`+planning+`").innerText.includes("running") &&
+		document.querySelector("#section-jobs").innerText.includes("canceled")`)
 	b.checkConsole()
 }

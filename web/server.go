@@ -144,7 +144,7 @@ func (s *Server) Handler() http.Handler {
 	s.liveRoutes(mux)
 	s.profilingRoutes(mux)
 	s.patterns = mux.patterns
-	return s.logRequests(securityHeaders(s.forwardToActive(guardMutations(withFlash(s.identify(s.gate(mux.mux)))))))
+	return s.logRequests(s.markChanges(securityHeaders(s.forwardToActive(guardMutations(withFlash(s.identify(s.gate(mux.mux))))))))
 }
 
 // Listen binds addr (":0" picks a free port).
