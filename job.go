@@ -125,6 +125,10 @@ type JobSpec struct {
 	// CustomPolicyCheck is the project's custom_policy_check, where
 	// allowed_overrides lets it set one; nil: the server config's.
 	CustomPolicyCheck *bool `json:"custom_policy_check,omitempty"`
+	// PolicyCheck is the project's policy_check, where allowed_overrides
+	// lets it set one; nil: the server config's. An apply keeps its plan
+	// job's.
+	PolicyCheck *bool `json:"policy_check,omitempty"`
 }
 
 // Step is one step of a custom workflow stage, from atlantis.yaml.

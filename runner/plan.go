@@ -182,7 +182,8 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 					Parallel: repocfg.Setting(cfg.ParallelPlan, r.ParallelPlan) && kind == atoll.JobPlan, ParallelApply: repocfg.Setting(cfg.ParallelApply, r.ParallelApply),
 					Automerge: repocfg.Setting(cfg.Automerge, r.Automerge), DeleteSourceBranch: p.DeleteSourceBranchOnMerge != nil && *p.DeleteSourceBranchOnMerge,
 					SilencePRComments: p.SilencePRComments, Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
-					AbortOnOrderFail: cfg != nil && cfg.AbortOnExecutionOrderFail, LockMode: r.lockModeFor(p), CustomPolicyCheck: p.CustomPolicyCheck}}
+					AbortOnOrderFail: cfg != nil && cfg.AbortOnExecutionOrderFail, LockMode: r.lockModeFor(p), CustomPolicyCheck: p.CustomPolicyCheck,
+					PolicyCheck: p.PolicyCheck}}
 			if err := applyWorkflow(cfg, p, &j.Spec); err != nil {
 				return err
 			}

@@ -38,7 +38,7 @@ func showFileName(j *atoll.Job) string {
 // plan job's log. A conftest that cannot run fails its set (with the
 // reason as output): owners can still approve it, as in Atlantis.
 func (r *Runner) checkPolicies(ctx context.Context, w *work, j *atoll.Job, dir string, show []byte, sink *logSink) ([]atoll.PolicyCheck, error) {
-	if !r.policiesOn(w) {
+	if !r.policiesOn(w, j) {
 		return nil, nil
 	}
 	input := showFileName(j)
@@ -234,12 +234,16 @@ func runConftest(ctx context.Context, bin, dir string, args []string) (string, e
 	return buf.String(), err
 }
 
-// policiesOn reports whether the request's repository's plans are policy
-// checked: --enable-policy-checks, unless the server-side repo config says
-// policy_check: false for it.
-func (r *Runner) policiesOn(w *work) bool {
+// policiesOn reports whether job j's plan is policy checked:
+// --enable-policy-checks, unless the project's policy_check (where
+// allowed_overrides lets it set one) or else the server-side repo config
+// says policy_check: false for its repository.
+func (r *Runner) policiesOn(w *work, j *atoll.Job) bool {
 	if r.Policies == nil || r.Policies.Policies == nil {
 		return false
+	}
+	if j.Spec.PolicyCheck != nil {
+		return *j.Spec.PolicyCheck
 	}
 	return r.ServerConfig == nil || r.ServerConfig.PolicyCheckFor(serverRepoID(w.repo))
 }
@@ -258,7 +262,7 @@ func storePolicyChecks(tx *store.Tx, planID int64, checks []atoll.PolicyCheck) e
 // policy checks on for the repository, a plan that was never checked (made
 // before they were turned on) must be planned again.
 func (r *Runner) policiesBlock(w *work, j *atoll.Job, checks []atoll.PolicyCheck) error {
-	if !r.policiesOn(w) {
+	if !r.policiesOn(w, j) {
 		return nil
 	}
 	label := projectLabel(j.Dir, j.Workspace, j.Project)
@@ -282,7 +286,7 @@ func (r *Runner) policiesBlock(w *work, j *atoll.Job, checks []atoll.PolicyCheck
 // policiesBeforeApply checks apply job j's plan's policy results as read
 // now.
 func (r *Runner) policiesBeforeApply(ctx context.Context, w *work, j *atoll.Job) error {
-	if !r.policiesOn(w) {
+	if !r.policiesOn(w, j) {
 		return nil
 	}
 	checks, err := r.DB.PolicyChecks(ctx, j.Spec.PlanID)
@@ -295,7 +299,7 @@ func (r *Runner) policiesBeforeApply(ctx context.Context, w *work, j *atoll.Job)
 // policiesInTx checks them again in the transaction that marks the plan
 // applied: a --clear-policy-approval committed meanwhile still stops it.
 func (r *Runner) policiesInTx(tx *store.Tx, w *work, j *atoll.Job) error {
-	if !r.policiesOn(w) {
+	if !r.policiesOn(w, j) {
 		return nil
 	}
 	checks, err := tx.PolicyChecks(j.Spec.PlanID)

@@ -112,6 +112,30 @@ func TestPolicyCheckOffForRepository(t *testing.T) {
 	}
 }
 
+// A project's policy_check in atlantis.yaml counts where the server's
+// allowed_overrides lists policy_check: that project is not checked and
+// applies without approval; the others still are. Without the override,
+// the file is refused with the key named.
+func TestPolicyCheckOffForProject(t *testing.T) {
+	const cfg = "version: 3\nprojects:\n- dir: production\n  policy_check: false\n- dir: staging\n"
+	e := newPolicyE2E(t, map[string]any{"id": "/.*/", "allowed_overrides": []string{"policy_check"}})
+	e.open(1, "project-off", map[string]string{"atlantis.yaml": cfg, "production/main.tf": tfProject("production", 2),
+		"staging/main.tf": tfProject("production-in-staging", 1)}, "atlantis.yaml", "production/main.tf", "staging/main.tf")
+	plan := e.waitComment(1, 1)
+	mustContain(t, "autoplan", plan, "Plan: 2 to add", "Policy Check Failed", "input production-in-staging-0 is not allowed")
+	if strings.Contains(plan, "input production-0 is not allowed") {
+		t.Fatalf("the project with policy_check: false was checked:\n%s", plan)
+	}
+	e.comment(1, "atlantis apply -d production")
+	mustContain(t, "apply", e.waitComment(1, 2), "Apply complete!")
+	e.comment(1, "atlantis apply -d staging")
+	mustContain(t, "refused apply", e.waitComment(1, 3), "All policies must pass")
+
+	refused := newPolicyE2E(t, map[string]any{"id": "/.*/"})
+	refused.open(1, "project-off", map[string]string{"atlantis.yaml": cfg, "production/main.tf": tfProject("production", 2)}, "atlantis.yaml", "production/main.tf")
+	mustContain(t, "refused config", refused.waitComment(1, 1), "policy_check", "allowed_overrides: [policy_check]")
+}
+
 func TestPolicyCheckBlocksApplyUntilOwnerApproves(t *testing.T) {
 	e := newPolicyE2E(t)
 	sha := e.open(1, "policies", map[string]string{

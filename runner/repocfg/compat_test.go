@@ -158,7 +158,6 @@ func TestParseAtlantisReference(t *testing.T) {
 	}
 	wantWarnings := []string{
 		"atlantis.yaml line 11: `emoji_reaction` is accepted but not acted on by Atoll yet",
-		"atlantis.yaml line 40: `projects[1].policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
 		"atlantis.yaml line 83: `policies` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
 	}
 	if !reflect.DeepEqual(cfg.Warnings, wantWarnings) {
@@ -200,11 +199,8 @@ func TestParseWarnings(t *testing.T) {
 		{"repo_locking false", lines(`version: 3`, `projects:`, `- dir: a`, `  repo_locking: false`), nil},
 		// custom_policy_check is acted on (with allowed_overrides): no warning.
 		{"custom_policy_check", lines(`version: 3`, `projects:`, `- dir: a`, `  custom_policy_check: true`), nil},
-		{"merged keys warn for each project", lines(`version: 3`, `projects:`, `- &p`, `  dir: a`, `  policy_check: true`, `- <<: *p`, `  workspace: b`),
-			[]string{
-				"atlantis.yaml line 5: `projects[0].policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
-				"atlantis.yaml line 5: `projects[1].policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
-			}},
+		// policy_check is acted on (with allowed_overrides): no warning.
+		{"policy_check, merged into two projects", lines(`version: 3`, `projects:`, `- &p`, `  dir: a`, `  policy_check: false`, `- <<: *p`, `  workspace: b`), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -119,6 +119,10 @@ type Project struct {
 	// set); after ServerConfig.Merge, nil unless allowed_overrides lets the
 	// project set it. nil means the server's setting.
 	CustomPolicyCheck *bool
+	// PolicyCheck is the project's policy_check (nil: not set); after
+	// ServerConfig.Merge, nil unless allowed_overrides lets the project
+	// set it. nil means the server's setting for the repository.
+	PolicyCheck *bool
 	// RepoLocking is the deprecated repo_locking as parsed (nil: not set).
 	// RepoLocks is the lock mode: as parsed, "" when the project does not
 	// set repo_locks; after ServerConfig.Merge, never "" (see

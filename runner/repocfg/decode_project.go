@@ -91,7 +91,7 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 		case "custom_policy_check":
 			p.CustomPolicyCheck, err = d.boolPtr(f.val, fp)
 		case "policy_check":
-			err = d.warnIfTrue(f, fp, "policy checks come from the server-side config, with --enable-policy-checks")
+			p.PolicyCheck, err = d.boolPtr(f.val, fp)
 		case "repo_locking":
 			p.RepoLocking, err = d.boolPtr(f.val, fp)
 		case "repo_locks":

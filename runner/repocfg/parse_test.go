@@ -76,6 +76,7 @@ func TestParseAllKeys(t *testing.T) {
 		Projects: []repocfg.Project{{
 			DeleteSourceBranchOnMerge: boolp(true),
 			CustomPolicyCheck:         boolp(false),
+			PolicyCheck:               boolp(true),
 			RepoLocking:               boolp(true),
 			RepoLocks:                 repocfg.LockOnPlan,
 			Name:                      "my-project-name",
@@ -117,7 +118,6 @@ func TestParseAllKeys(t *testing.T) {
 	}
 	want.Warnings = []string{
 		"atlantis.yaml line 6: `emoji_reaction` is accepted but not acted on by Atoll yet",
-		"atlantis.yaml line 19: `projects[0].policy_check` is accepted but not acted on by Atoll yet (policy checks come from the server-side config, with --enable-policy-checks)",
 	}
 	if b := cfg.Projects[0].Branch; b == nil || b.String() != "main" {
 		t.Errorf("projects[0].branch = %v, want main", b)

@@ -269,6 +269,9 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 			if !set.allowed(KeyCustomPolicyCheck) {
 				p.CustomPolicyCheck = nil // the server's setting
 			}
+			if !set.allowed(KeyPolicyCheck) {
+				p.PolicyCheck = nil // the server's setting
+			}
 			p.RepoLocks = set.projectLocks(p, repoLocks, cfg.RepoLocks != "")
 			p.SilencePRComments = set.silenceFor(p, cfg)
 			out.Projects[i] = p
