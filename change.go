@@ -1,5 +1,7 @@
 package atoll
 
+import "context"
+
 // Topics of a Change: what kind of state changed.
 const (
 	TopicJob      = "job"      // a job (or a request for jobs) was queued, started or finished
@@ -38,4 +40,20 @@ type ChangeService interface {
 	// subscription that reads it after subscribing, tell whether a change
 	// fell between the two.
 	Published() uint64
+}
+
+type changeMarkKey struct{}
+
+// NewContextWithChangeMark returns ctx carrying mark: how many changes the
+// serving node had published ("node:seq") when the request began, before
+// it read anything. What the request renders from the store includes
+// every change up to it (changes are published after their commit).
+func NewContextWithChangeMark(ctx context.Context, mark string) context.Context {
+	return context.WithValue(ctx, changeMarkKey{}, mark)
+}
+
+// ChangeMarkFromContext is ctx's change mark, or "".
+func ChangeMarkFromContext(ctx context.Context) string {
+	m, _ := ctx.Value(changeMarkKey{}).(string)
+	return m
 }

@@ -90,28 +90,82 @@
 		}, DEBOUNCE_MS));
 	}
 
+	// ---- What the page has followed of its node's changes (see
+	// web/changemark.go). Each change has a seq; each page, section and
+	// notice carries the mark ("node:seq") it was read at. stream.seq is
+	// the last change heard (-1: none yet); recent keeps the last changes
+	// heard, to tell which sections they concern.
+
+	var RECENT = 256;
+	var stream = { node: "", seq: -1, recent: [] };
+
+	function parseMark(m) {
+		var i = (m || "").lastIndexOf(":");
+		if (i < 0) return null;
+		var seq = parseInt(m.slice(i + 1), 10);
+		return isNaN(seq) ? null : { node: m.slice(0, i), seq: seq };
+	}
+
+	// missed reports whether el, read at mark m, may lack a change that
+	// concerns it and that the page heard of meanwhile. A mark of another
+	// node cannot be compared: the stream's own changes cover it.
+	function missed(el, m) {
+		var at = parseMark(m);
+		if (!at || at.node !== stream.node || at.seq >= stream.seq) return false;
+		if (stream.recent.length === 0 || stream.recent[0].seq > at.seq + 1) return true;
+		return stream.recent.some(function (c) { return c.seq > at.seq && concerns(el, c); });
+	}
+
+	// An innerHTML section keeps its element: the answer's mark is noted on
+	// it before the swap. A notice or banner swapped whole brings its own.
+	document.addEventListener("htmx:beforeSwap", function (e) {
+		var el = e.detail.target, m = e.detail.xhr && e.detail.xhr.getResponseHeader("X-Atoll-Changes");
+		if (m && el && el.hasAttribute && el.hasAttribute("data-live-topics")) el.setAttribute("data-changes", m);
+	});
+
+	// New content (a re-read section, a notice an action put in a row) read
+	// before a change that concerns it arrived is read again: that change's
+	// own re-fetch was aimed at the element this content replaced, or at
+	// none (the notice was not in the page yet).
+	document.addEventListener("htmx:load", function (e) {
+		var elt = e.detail && e.detail.elt;
+		if (!elt || !elt.querySelectorAll) return;
+		var live = Array.prototype.slice.call(elt.querySelectorAll("[data-live-topics]"));
+		var up = elt.closest && elt.closest("[data-live-topics]");
+		if (up) live.push(up);
+		live.forEach(function (el) { if (missed(el, el.getAttribute("data-changes"))) refresh(el); });
+	});
+
 	function listen() {
 		if (!window.EventSource || sections().length === 0) return;
 		var es = new EventSource("/api/v1/changes");
-		// mark is the last change the page has followed ("node:seq"): at
-		// first the one its server noted before reading it. Changes are not
-		// replayed, so when a stream begins (at first, or after the browser
-		// reconnected) past another mark, a change was missed and every
-		// section is read again.
-		var mark = document.body.getAttribute("data-changes") || "";
-		var node = "";
+		// Changes are not replayed: when a stream begins (at first, or after
+		// the browser reconnected) past the mark of the last change the page
+		// followed (at first the page's own), every section is read again.
+		var followed = document.body.getAttribute("data-changes") || "";
 		es.addEventListener("hello", function (ev) {
 			var h = {};
 			try { h = JSON.parse(ev.data); } catch (e) { /* re-read below */ }
-			node = h.node || "";
-			if (!h.mark || h.mark !== mark) sections().forEach(refresh);
-			mark = h.mark || "";
+			var at = parseMark(h.mark);
+			if (!h.mark || h.mark !== followed) sections().forEach(refresh);
+			stream.node = at ? at.node : "";
+			stream.seq = at ? at.seq : -1;
+			stream.recent = [];
 			window.atollLive.streaming = true;
 		});
 		es.onmessage = function (ev) {
 			var c;
 			try { c = JSON.parse(ev.data); } catch (e) { return; }
-			mark = c.seq ? node + ":" + c.seq : "";
+			if (c.seq) {
+				stream.seq = c.seq;
+				stream.recent.push(c);
+				if (stream.recent.length > RECENT) stream.recent.shift();
+			} else {
+				// Changes were dropped: this one re-reads every section, and
+				// what is read from now on is compared with what comes next.
+				stream.recent = [];
+			}
+			followed = c.seq ? stream.node + ":" + c.seq : "";
 			document.body.dispatchEvent(new CustomEvent("atoll:change", { detail: c }));
 			sections().forEach(function (el) { if (concerns(el, c)) refresh(el); });
 		};

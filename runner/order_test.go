@@ -315,39 +315,14 @@ func TestPlanTakesAllLocksOrNone(t *testing.T) {
 func TestResumedRequestKeepsTheOrder(t *testing.T) {
 	yaml := "version: 3\nabort_on_execution_order_fail: true\nprojects:\n- {name: a, dir: a}\n- {name: b, dir: b, depends_on: [a]}\n- {name: c, dir: c, execution_order_group: 1}\n"
 	e := newOrderEnv(t, yaml, []string{"a", "b", "c"}, nil, 1)
-	ctx := context.Background()
-	pull, err := e.db.PullByNumber(ctx, e.repo.FullName(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// As left by a server that stopped after a's plan failed.
-	req := &atoll.Request{PullID: pull.ID, Kind: atoll.RequestComment, Comment: "atlantis plan", User: "bob", HeadSHA: pull.HeadSHA}
 	specs := map[string]atoll.JobSpec{"a": {AbortOnOrderFail: true}, "b": {DependsOn: []string{"a"}, AbortOnOrderFail: true}, "c": {Group: 1, AbortOnOrderFail: true}}
-	err = e.db.Update(ctx, func(tx *store.Tx) error {
-		if err := tx.InsertRequest(req); err != nil {
-			return err
+	req := e.leftRequest([]string{"a", "b", "c"}, specs, func(tx *store.Tx, j *atoll.Job) error {
+		if j.Project != "a" {
+			return nil
 		}
-		for _, name := range []string{"a", "b", "c"} {
-			id, err := tx.UpsertProject(e.repo.ID, atoll.Project{Name: name, Dir: name, Workspace: atoll.DefaultWorkspace})
-			if err != nil {
-				return err
-			}
-			j := &atoll.Job{Kind: atoll.JobPlan, RequestID: req.ID, PullID: pull.ID, ProjectID: id, HeadSHA: pull.HeadSHA, User: "bob",
-				Repo: e.repo.FullName(), Pull: 1, Project: name, Dir: name, Workspace: atoll.DefaultWorkspace, Spec: specs[name]}
-			if err := tx.InsertJob(j); err != nil {
-				return err
-			}
-			if name == "a" {
-				if err := tx.FinishJob(j.ID, atoll.JobFailed, "boom", nil); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return tx.FinishJob(j.ID, atoll.JobFailed, "boom", nil)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	e.start()
 	waitRequest(t, e.db, req.ID)
 	jobs := e.requestJobs(req.ID)
@@ -388,4 +363,42 @@ func TestApplyWaitsForDependencies(t *testing.T) {
 	if b.StartedAt.Before(*a.FinishedAt) {
 		t.Errorf("b started at %v, before a's apply ended at %v", b.StartedAt, a.FinishedAt)
 	}
+}
+
+// leftRequest stores an "atlantis plan" request of pull request 1 as a
+// server that stopped in the middle of it leaves it: one queued plan job
+// per project name, in order, with specs[name]; ended may end some of them
+// in the same transaction.
+func (e *orderEnv) leftRequest(names []string, specs map[string]atoll.JobSpec, ended func(tx *store.Tx, j *atoll.Job) error) *atoll.Request {
+	e.t.Helper()
+	ctx := context.Background()
+	pull, err := e.db.PullByNumber(ctx, e.repo.FullName(), 1)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req := &atoll.Request{PullID: pull.ID, Kind: atoll.RequestComment, Comment: "atlantis plan", User: "bob", HeadSHA: pull.HeadSHA}
+	err = e.db.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertRequest(req); err != nil {
+			return err
+		}
+		for _, name := range names {
+			id, err := tx.UpsertProject(e.repo.ID, atoll.Project{Name: name, Dir: name, Workspace: atoll.DefaultWorkspace})
+			if err != nil {
+				return err
+			}
+			j := &atoll.Job{Kind: atoll.JobPlan, RequestID: req.ID, PullID: pull.ID, ProjectID: id, HeadSHA: pull.HeadSHA, User: "bob",
+				Repo: e.repo.FullName(), Pull: 1, Project: name, Dir: name, Workspace: atoll.DefaultWorkspace, Spec: specs[name]}
+			if err := tx.InsertJob(j); err != nil {
+				return err
+			}
+			if err := ended(tx, j); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return req
 }

@@ -1,7 +1,6 @@
 package runner_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -14,49 +13,23 @@ import (
 // policy set is never left out of the comment.
 func TestResumedPlanKeepsItsPolicyResults(t *testing.T) {
 	e := newOrderEnv(t, "version: 3\nprojects:\n- {name: a, dir: a}\n- {name: b, dir: b}\n", []string{"a", "b"}, nil, 1)
-	ctx := context.Background()
-	pull, err := e.db.PullByNumber(ctx, e.repo.FullName(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// As left by a server that stopped after a's plan and its policy
 	// check were stored, before b's plan started.
-	req := &atoll.Request{PullID: pull.ID, Kind: atoll.RequestComment, Comment: "atlantis plan", User: "bob", HeadSHA: pull.HeadSHA}
 	summary := atoll.Summary{Add: 1}
-	err = e.db.Update(ctx, func(tx *store.Tx) error {
-		if err := tx.InsertRequest(req); err != nil {
+	req := e.leftRequest([]string{"a", "b"}, nil, func(tx *store.Tx, j *atoll.Job) error {
+		if j.Project != "a" {
+			return nil
+		}
+		plan := &atoll.Plan{JobID: j.ID, PullID: j.PullID, ProjectID: j.ProjectID, HeadSHA: j.HeadSHA, Summary: summary, File: []byte("plan"), ShowJSON: []byte("{}")}
+		if err := tx.InsertUnlockedPlan(plan); err != nil {
 			return err
 		}
-		for _, name := range []string{"a", "b"} {
-			id, err := tx.UpsertProject(e.repo.ID, atoll.Project{Name: name, Dir: name, Workspace: atoll.DefaultWorkspace})
-			if err != nil {
-				return err
-			}
-			j := &atoll.Job{Kind: atoll.JobPlan, RequestID: req.ID, PullID: pull.ID, ProjectID: id, HeadSHA: pull.HeadSHA, User: "bob",
-				Repo: e.repo.FullName(), Pull: 1, Project: name, Dir: name, Workspace: atoll.DefaultWorkspace}
-			if err := tx.InsertJob(j); err != nil {
-				return err
-			}
-			if name != "a" {
-				continue
-			}
-			plan := &atoll.Plan{JobID: j.ID, PullID: pull.ID, ProjectID: id, HeadSHA: pull.HeadSHA, Summary: summary, File: []byte("plan"), ShowJSON: []byte("{}")}
-			if err := tx.InsertUnlockedPlan(plan); err != nil {
-				return err
-			}
-			checks := []atoll.PolicyCheck{{PolicySet: "no-production", Output: "FAIL - production is off limits", ApproveCount: 1}}
-			if err := tx.InsertPolicyChecks(plan.ID, checks); err != nil {
-				return err
-			}
-			if err := tx.FinishJob(j.ID, atoll.JobSucceeded, "", &summary); err != nil {
-				return err
-			}
+		checks := []atoll.PolicyCheck{{PolicySet: "no-production", Output: "FAIL - production is off limits", ApproveCount: 1}}
+		if err := tx.InsertPolicyChecks(plan.ID, checks); err != nil {
+			return err
 		}
-		return nil
+		return tx.FinishJob(j.ID, atoll.JobSucceeded, "", &summary)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	e.start()
 	waitRequest(t, e.db, req.ID)
 	if j := e.requestJobs(req.ID)["b"]; j.State != atoll.JobSucceeded {

@@ -35,10 +35,6 @@ type Meta struct {
 	// tells success from failure.
 	Flash   string
 	FlashOK bool
-	// Changes is the change stream's mark as the page began to read
-	// ("node:seq", see web/changemark.go): the live pages re-read their
-	// sections when the stream's first event says it moved on.
-	Changes string
 }
 
 // PullPage shows one pull request.

@@ -2,60 +2,26 @@ package web_test
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-)
 
-// chromiumBin is the Chromium the browser tests drive, or skips the test.
-func chromiumBin(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("ATOLL_TEST_CHROMIUM"); bin != "" {
-		return bin
-	}
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium not installed (make chromium installs it)")
-	}
-	return bin
-}
+	"github.com/atollhq/atoll/browsertest"
+)
 
 // browser is a headless Chromium, 400 px wide, that records the page's
 // console errors.
 type browser struct {
-	t        *testing.T
-	ctx      context.Context
-	mu       sync.Mutex
-	problems []string
+	t       *testing.T
+	ctx     context.Context
+	console *browsertest.Console
 }
 
-func openBrowser(t *testing.T, bin string) *browser {
+func openBrowser(t *testing.T) *browser {
 	t.Helper()
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(bin), chromedp.Headless,
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(400, 900))
-	ctx, cancelCtx := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
-	b := &browser{t: t, ctx: ctx}
-	console := chromedp.Console(ctx)
-	go func() {
-		for msg, err := range console {
-			if err != nil {
-				return
-			}
-			if (msg.Type == chromedp.ConsoleException || msg.Type == chromedp.ConsoleError) && !strings.HasSuffix(msg.URL, "/favicon.ico") {
-				b.mu.Lock()
-				b.problems = append(b.problems, fmt.Sprintf("%s: %s (%s)", msg.Type, msg.Text, msg.URL))
-				b.mu.Unlock()
-			}
-		}
-	}()
-	return b
+	ctx := browsertest.Start(t, 400, 900)
+	return &browser{t: t, ctx: ctx, console: browsertest.RecordConsole(ctx)}
 }
 
 // run runs steps or fails the test with what they were for.
@@ -88,9 +54,7 @@ func (b *browser) waitFor(what, js string) {
 // say).
 func (b *browser) checkConsole() {
 	b.t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.problems) > 0 {
-		b.t.Errorf("console errors (CSP?): %v", b.problems)
+	if p := b.console.Problems(); len(p) > 0 {
+		b.t.Errorf("console errors (CSP?): %v", p)
 	}
 }

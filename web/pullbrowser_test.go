@@ -21,7 +21,6 @@ import (
 // polling. The comment box posts in place and the comment appears in the
 // live conversation.
 func TestPullPageBrowser(t *testing.T) {
-	bin := chromiumBin(t)
 	f := newPullFixture(t)
 	// Nothing runs: what changes below is what the test changes.
 	err := f.db.Update(context.Background(), func(tx *store.Tx) error {
@@ -56,7 +55,7 @@ func TestPullPageBrowser(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	b := openBrowser(t, bin)
+	b := openBrowser(t)
 	run, waitFor, ctx := b.run, b.waitFor, b.ctx
 
 	ready := itoa(f.projects["ready"])
@@ -144,13 +143,12 @@ func finishRequest(ctx context.Context, f *pullFixture, id int64) error {
 // place, so the click that the release makes lands; the section follows
 // the change once the press is over.
 func TestLiveSectionWaitsForAPress(t *testing.T) {
-	bin := chromiumBin(t)
 	f := newPullFixture(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.h.ServeHTTP(w, r.WithContext(atoll.NewContextWithUser(r.Context(), alice)))
 	}))
 	t.Cleanup(srv.Close)
-	b := openBrowser(t, bin)
+	b := openBrowser(t)
 	b.run("open the pull request", chromedp.Navigate(srv.URL+"/repos/acme/infra/pulls/7"))
 	b.waitFor("htmx and the change stream", `window.htmx && window.atollLive.streaming`)
 	ready, planning := itoa(f.projects["ready"]), itoa(f.projects["planning"])
@@ -188,7 +186,6 @@ func TestLiveSectionWaitsForAPress(t *testing.T) {
 // began is not lost: the stream's first event says the page is behind,
 // and its sections are read again.
 func TestLivePageCatchesUpWithAChangeBeforeItsStream(t *testing.T) {
-	bin := chromiumBin(t)
 	f := newPullFixture(t)
 	streamAsked := make(chan struct{}, 1)
 	streamGate := make(chan struct{})
@@ -210,7 +207,7 @@ func TestLivePageCatchesUpWithAChangeBeforeItsStream(t *testing.T) {
 			close(streamGate)
 		}
 	})
-	b := openBrowser(t, bin)
+	b := openBrowser(t)
 	b.run("open the pull request", chromedp.Navigate(srv.URL+"/repos/acme/infra/pulls/7"))
 	planning := itoa(f.projects["planning"])
 	b.waitFor("planning running", `document.querySelector("#project-`+planning+`").innerText.includes("running")`)
@@ -228,5 +225,60 @@ func TestLivePageCatchesUpWithAChangeBeforeItsStream(t *testing.T) {
 	close(streamGate)
 	b.waitFor("the projects and jobs sections caught up", `!document.querySelector("#project-`+planning+`").innerText.includes("running") &&
 		document.querySelector("#section-jobs").innerText.includes("canceled")`)
+	b.checkConsole()
+}
+
+// A notice an action puts in a row follows its request even when the
+// request changed (here: claimed and finished) before the notice reached
+// the page: the changes' own re-fetches found no notice to re-read, so the
+// notice, read at an older mark, is read again as it arrives.
+func TestNoticeCatchesUpWithChangesBeforeItArrives(t *testing.T) {
+	f := newPullFixture(t)
+	var held atomic.Bool
+	answered := make(chan struct{}, 1)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(atoll.NewContextWithUser(r.Context(), alice))
+		if r.Method != http.MethodPost || !held.Load() {
+			f.h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		f.h.ServeHTTP(rec, r)
+		answered <- struct{}{}
+		<-release
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	}))
+	t.Cleanup(srv.Close)
+	b := openBrowser(t)
+	b.run("open the pull request", chromedp.Navigate(srv.URL+"/repos/acme/infra/pulls/7"))
+	b.waitFor("htmx and the change stream", `window.htmx && window.atollLive.streaming`)
+	ready := itoa(f.projects["ready"])
+	held.Store(true)
+	b.run("click Plan", chromedp.Click(`#project-`+ready+` form input[value="plan"] ~ button`, chromedp.NodeVisible))
+	select {
+	case <-answered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the Plan button posted nothing")
+	}
+	// The answer says "queued"; before it reaches the page the request is
+	// taken and ends, and the page hears of both.
+	q := f.queued(t)
+	if len(q) != 1 {
+		t.Fatalf("queued %+v", q)
+	}
+	ctx := context.Background()
+	if _, err := f.db.ClaimRequest(ctx, "node-a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := finishRequest(ctx, f, q[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // the changes reach the page, and its sections follow
+	close(release)
+	b.waitFor("the finished request in the row", `document.querySelector("#outcome-`+ready+` .notice-final") &&
+		document.querySelector("#outcome-`+ready+`").innerText.includes("nothing ran")`)
 	b.checkConsole()
 }

@@ -56,9 +56,7 @@ func TestBrowserLivePages(t *testing.T) {
 	// A link to one line (as a search hit links) shows it and stops following.
 	b.do("open a line of the log", chromedp.Navigate(fmt.Sprintf("%s/jobs/%d#L2", e.m.URL, apply[0].ID)))
 	b.waitFor("the line marked", `document.querySelector('#L2.target') && !document.querySelector('#follow').checked`)
-	b.mu.Lock()
-	problems := b.problems
-	b.mu.Unlock()
+	problems := b.console.Problems()
 	if len(problems) > 0 {
 		t.Errorf("the pages logged errors:\n%v", problems)
 	}

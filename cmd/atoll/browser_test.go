@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,37 +15,22 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/browsertest"
 )
 
 // browserTimeout bounds each browser step: generous, since a cold Chromium
 // on a busy CI machine is slow.
 const browserTimeout = 60 * time.Second
 
-// chromiumBin is the Chromium the Makefile installs: $ATOLL_TEST_CHROMIUM,
-// else chromium on PATH. The test is skipped only when there is none.
-func chromiumBin(t testing.TB) string {
-	t.Helper()
-	if bin := os.Getenv("ATOLL_TEST_CHROMIUM"); bin != "" {
-		if _, err := os.Stat(bin); err != nil {
-			t.Fatalf("ATOLL_TEST_CHROMIUM: %v", err)
-		}
-		return bin
-	}
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium not installed (make chromium installs it)")
-	}
-	return bin
-}
-
 // browser is one headless Chromium tab.
 type browser struct {
 	t   *testing.T
 	ctx context.Context
 
-	mu       sync.Mutex
-	dialogs  []string // messages of the dialogs accepted
-	problems []string // exceptions and errors of the pages' consoles
+	mu      sync.Mutex
+	dialogs []string // messages of the dialogs accepted
+	// console holds the exceptions and errors of the pages' consoles.
+	console *browsertest.Console
 }
 
 // newBrowser starts Chromium with a fresh profile; it is stopped when the
@@ -54,48 +38,8 @@ type browser struct {
 // directory that the log names.
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
-	bin := chromiumBin(t)
-	profile := t.TempDir()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(bin),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
-		chromedp.Flag("metrics-recording-only", true),
-		chromedp.Flag("password-store", "basic"),
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1280, 1024),
-	)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	// Cleanups run last-registered first: the browser stops before its
-	// profile directory is removed.
-	t.Cleanup(func() {
-		cancelCtx()
-		cancelAlloc()
-	})
-	startCtx, cancel := context.WithTimeout(context.Background(), browserTimeout)
-	defer cancel()
-	started := make(chan error, 1)
-	go func() { started <- chromedp.Do(ctx) }() // the first action starts the browser, bound to ctx
-	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatalf("start chromium %s: %v", bin, err)
-		}
-	case <-startCtx.Done():
-		t.Fatalf("chromium %s did not start within %v", bin, browserTimeout)
-	}
-	b := &browser{t: t, ctx: ctx}
+	ctx := browsertest.Start(t, 1280, 1024)
+	b := &browser{t: t, ctx: ctx, console: browsertest.RecordConsole(ctx)}
 
 	// Accept every confirm() (the Unlock button asks one) and record it.
 	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
@@ -108,24 +52,6 @@ func newBrowser(t *testing.T) *browser {
 			b.dialogs = append(b.dialogs, ev.Message)
 			b.mu.Unlock()
 			chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
-		}
-	}()
-	// Keep the pages' script errors and failed loads (CSP, 404s).
-	console := chromedp.Console(ctx)
-	go func() {
-		for msg, err := range console {
-			if err != nil {
-				return
-			}
-			// Atoll serves no favicon; the browser's request for one 404s.
-			if strings.HasSuffix(msg.URL, "/favicon.ico") {
-				continue
-			}
-			if msg.Type == chromedp.ConsoleException || msg.Type == chromedp.ConsoleError {
-				b.mu.Lock()
-				b.problems = append(b.problems, fmt.Sprintf("%s: %s (%s:%d)", msg.Type, msg.Text, msg.URL, msg.Line+1))
-				b.mu.Unlock()
-			}
 		}
 	}()
 	t.Cleanup(b.saveOnFailure)
@@ -354,8 +280,9 @@ func TestBrowserDemoTour(t *testing.T) {
 		t.Fatalf("locks after unlocking staging = %+v, want production's only", locks)
 	}
 	b.mu.Lock()
-	dialogs, problems := b.dialogs, b.problems
+	dialogs := b.dialogs
 	b.mu.Unlock()
+	problems := b.console.Problems()
 	if len(dialogs) != 1 || !strings.Contains(dialogs[0], "staging") {
 		t.Errorf("dialogs = %q, want one confirm naming staging", dialogs)
 	}

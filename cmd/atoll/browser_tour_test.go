@@ -387,8 +387,9 @@ func TestBrowserControlPlaneTour(t *testing.T) {
 
 	// 9. No page logged an error; the confirm was the unlock's.
 	b.mu.Lock()
-	dialogs, problems := b.dialogs, b.problems
+	dialogs := b.dialogs
 	b.mu.Unlock()
+	problems := b.console.Problems()
 	if len(dialogs) == 0 || !strings.Contains(dialogs[0], "staging") {
 		t.Errorf("dialogs = %q, want first the unlock's confirm naming staging", dialogs)
 	}
