@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -132,4 +133,19 @@ func (db *DB) Notifications(ctx context.Context, jobID int64) ([]NotificationSta
 		out = append(out, n)
 	}
 	return out, rows.Err()
+}
+
+// NextNotificationAt returns when the next pending notification is due;
+// ok is false when none is pending. It only reads, so that an idle sender
+// writes nothing.
+func (db *DB) NextNotificationAt(ctx context.Context) (next time.Time, ok bool, err error) {
+	var n sql.NullInt64
+	err = db.reader().QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM notifications WHERE sent_at IS NULL AND failed_at IS NULL`).Scan(&n)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("store next notification: %w", err)
+	}
+	if !n.Valid {
+		return time.Time{}, false, nil
+	}
+	return fromTS(n.Int64), true, nil
 }

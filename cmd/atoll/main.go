@@ -288,7 +288,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Automerge:       c.Automerge, AutomergeMethod: c.AutomergeMethod, ParallelPlan: c.ParallelPlan, ParallelApply: c.ParallelApply,
 		FailOnPreWorkflowHookError: c.FailOnPreWorkflowHookError, DiscardApprovalOnPlan: c.DiscardApprovalOnPlan,
 		SilenceForkPRErrors: c.SilenceForkPRErrors, SilenceNoProjects: c.SilenceNoProjects,
-		StatusName: c.VCSStatusName,
+		StatusName: c.VCSStatusName, Notifications: c.outbox(),
 	}
 	if m.Runner.ServerConfig, err = c.serverConfig(); err != nil {
 		return err
