@@ -198,6 +198,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Logger == nil {
 		m.Logger = newLogger(c.LogLevel)
 	}
+	// Parse has read them already; a Main started without Parse (tests,
+	// embedding) reads them here.
+	if err := c.notifyConfig.validate(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
