@@ -97,10 +97,10 @@ func (o *Outbox) deliver(ctx context.Context, n store.Notification) {
 	msg := err.Error()
 	now := o.DB.Now()
 	if n.Attempts >= orDefault(o.MaxAttempts, DefaultMaxAttempts) || now.Sub(n.CreatedAt) >= orDefault(o.MaxAge, DefaultMaxAge) {
-		log.Error("notification failed: giving up", "err", msg)
 		if err := o.DB.NotificationFailed(context.WithoutCancel(ctx), n.ID, msg); err != nil {
 			log.Error("notifications: record the failure", "err", err)
 		}
+		log.Error("notification failed: giving up", "err", msg)
 		return
 	}
 	wait := orDefault(o.Backoff, DefaultBackoff)
@@ -108,10 +108,12 @@ func (o *Outbox) deliver(ctx context.Context, n store.Notification) {
 		wait *= 2
 	}
 	wait = min(wait, orDefault(o.MaxBackoff, DefaultMaxBackoff))
-	log.Warn("notification failed: retrying", "err", msg, "retry_in", wait)
+	// Recorded before it is logged: once the log says so, a node taking
+	// over retries it on time (not after the claim's lease).
 	if err := o.DB.NotificationRetry(context.WithoutCancel(ctx), n.ID, now.Add(wait), msg); err != nil {
 		log.Error("notifications: record the retry", "err", err)
 	}
+	log.Warn("notification failed: retrying", "err", msg, "retry_in", wait)
 }
 
 func orDefault[T comparable](v, def T) T {
