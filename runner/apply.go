@@ -189,6 +189,7 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 		return r.approvalLink(res, j, err)
 	}
 	res.ApprovedBy = approvedBy(approval)
+	w.applyRan(j.ID)
 	if j.Spec.ApplySteps != nil {
 		s := r.newSteps(w, j, dir, planFile, sink)
 		err = s.run(ctx, j.Spec.ApplySteps)
@@ -209,7 +210,16 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	if err := sink.Flush(); err != nil {
 		return err
 	}
-	return r.commit("finish apply", func(tx *store.Tx) error { return tx.FinishJob(j.ID, atoll.JobSucceeded, "", res.Summary) })
+	err = r.commit("finish apply", func(tx *store.Tx) error {
+		if err := tx.FinishJob(j.ID, atoll.JobSucceeded, "", res.Summary); err != nil {
+			return err
+		}
+		return r.queueNotifications(tx, w, j, true)
+	})
+	if err == nil {
+		r.wakeNotifications()
+	}
+	return err
 }
 
 // automerge merges the pull request when atlantis.yaml asks for it and every

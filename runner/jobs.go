@@ -194,10 +194,22 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 		return
 	}
 	if err != nil {
-		ferr := r.commit("finish job", func(tx *store.Tx) error { return tx.FinishJob(j.ID, state, res.Error, res.Summary) })
+		notified := j.Kind == atoll.JobApply && w.appliedJob(j.ID)
+		ferr := r.commit("finish job", func(tx *store.Tx) error {
+			if err := tx.FinishJob(j.ID, state, res.Error, res.Summary); err != nil {
+				return err
+			}
+			if notified { // a failed apply notifies too, as Atlantis's
+				return r.queueNotifications(tx, w, j, false)
+			}
+			return nil
+		})
 		if ferr != nil {
 			log.Error("finish job", "err", ferr)
 			return
+		}
+		if notified {
+			r.wakeNotifications()
 		}
 	}
 	o.final = true

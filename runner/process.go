@@ -28,6 +28,7 @@ type work struct {
 	// plan files of jobs running beside it, and costs a full tree write.
 	mu       sync.Mutex
 	dirs     map[string]string
+	applied  map[int64]bool // apply jobs that started Terraform (notifications.go)
 	releases []func()
 
 	statuses *statusQueue

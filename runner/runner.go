@@ -21,6 +21,7 @@ import (
 	"github.com/atollhq/atoll/procs"
 	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/runner/markdown"
+	"github.com/atollhq/atoll/runner/notify"
 	"github.com/atollhq/atoll/runner/repocfg"
 	"github.com/atollhq/atoll/runner/terraform"
 	"github.com/atollhq/atoll/runner/tfinstall"
@@ -129,11 +130,16 @@ type Runner struct {
 	// Policies runs conftest policy checks after plans
 	// (--enable-policy-checks); nil runs none.
 	Policies *PolicyChecks
+	// Notifications sends apply notifications (--webhooks-config) from the
+	// store's outbox while the runner runs; nil sends none.
+	Notifications *notify.Outbox
 
 	running running // requests being worked on, so cancel can interrupt a plan (cancel.go)
 	wake    chan struct{}
-	stop    chan struct{}
-	workers sync.WaitGroup
+	// notifyWake wakes the notification sender (notifications.go).
+	notifyWake chan struct{}
+	stop       chan struct{}
+	workers    sync.WaitGroup
 	// jobCtx is cancelled when Stop's grace period ends; running Terraform
 	// processes then get SIGINT and their jobs are recorded interrupted.
 	jobCtx    context.Context
@@ -206,6 +212,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		r.workers.Add(1)
 		go r.work()
 	}
+	r.startNotifications()
 	r.Wake()
 	return nil
 }

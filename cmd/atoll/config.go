@@ -73,6 +73,7 @@ type Config struct {
 	fileListConfig     // --autoplan-file-list, --enable-diff-markdown-format (filelistflags.go)
 	bypassConfig       // --gh-allow-mergeable-bypass-apply (bypassflags.go)
 	ignoreStatusConfig // --ignore-vcs-status-names (ignorestatusflags.go)
+	notifyConfig       // --webhooks-config, --slack-token, --webhook-http-headers (notifyflags.go)
 
 	// The active/standby pair (ha.go).
 	ReplicaURL   string
@@ -90,7 +91,7 @@ type Config struct {
 // secretFlags are read from files too (--FLAG-file, ATOLL_FLAG_FILE), so
 // that secrets stay out of argv, where any local user can read them.
 var secretFlags = []string{"gh-token", "gh-webhook-secret", "api-secret", "replica-secret-access-key", "admin-password", "oidc-client-secret",
-	"azuredevops-token", "azuredevops-webhook-password", "azuredevops-client-secret"}
+	"azuredevops-token", "azuredevops-webhook-password", "azuredevops-client-secret", "slack-token", "webhook-http-headers"}
 
 func (c *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Port, "port", 4141, "HTTP port")
@@ -138,6 +139,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fileListFlags(fs, &c.fileListConfig)
 	bypassFlags(fs, &c.bypassConfig)
 	ignoreStatusFlags(fs, &c.ignoreStatusConfig)
+	notifyFlags(fs, &c.notifyConfig)
 	terraformFlags(fs, &c.terraformConfig)
 	c.secretFiles = map[string]*string{}
 	for _, name := range secretFlags {
@@ -250,6 +252,9 @@ func (c *Config) validate(getenv func(string) string) error {
 		return err
 	}
 	if err := c.atlantisConfig.validate(); err != nil {
+		return err
+	}
+	if err := c.notifyConfig.validate(); err != nil {
 		return err
 	}
 	if !c.Demo && c.RepoAllowlist == "" {

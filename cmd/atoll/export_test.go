@@ -11,3 +11,12 @@ func FlagNames() []string {
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 	return names
 }
+
+// Webhooks is the parsed --webhooks-config: each entry's kind.
+func (c *Config) Webhooks() []string {
+	var kinds []string
+	for _, w := range c.webhooks {
+		kinds = append(kinds, w.Kind)
+	}
+	return kinds
+}

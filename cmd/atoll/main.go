@@ -198,6 +198,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Logger == nil {
 		m.Logger = newLogger(c.LogLevel)
 	}
+	// Parse has read them already; a Main started without Parse (tests,
+	// embedding) reads them here.
+	if err := c.notifyConfig.validate(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
@@ -289,7 +294,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Automerge:       c.Automerge, AutomergeMethod: c.AutomergeMethod, ParallelPlan: c.ParallelPlan, ParallelApply: c.ParallelApply,
 		FailOnPreWorkflowHookError: c.FailOnPreWorkflowHookError, DiscardApprovalOnPlan: c.DiscardApprovalOnPlan,
 		SilenceForkPRErrors: c.SilenceForkPRErrors, SilenceNoProjects: c.SilenceNoProjects,
-		StatusName: c.VCSStatusName,
+		StatusName: c.VCSStatusName, Notifications: c.outbox(),
 	}
 	if m.Runner.ServerConfig, err = c.serverConfig(); err != nil {
 		return err

@@ -12,8 +12,9 @@ import (
 //   - every ATOLL_* variable: Atoll's flags and secrets (tokens, webhook and
 //     session secrets, passwords, the replica's ATOLL_REPLICA_* keys) are all
 //     read from ATOLL_* variables;
-//   - ATLANTIS_* variables naming a token, secret, password or key: a
-//     migrated deployment carries them, and Atoll reads them as its flags
+//   - ATLANTIS_* variables naming a token, secret, password or key, and
+//     ATLANTIS_WEBHOOK_HTTP_HEADERS (the notification headers, tokens too):
+//     a migrated deployment carries them, and Atoll reads them as its flags
 //     when the ATOLL_* ones are unset;
 //   - the server's own git credential settings (GIT_CONFIG_*, GIT_ASKPASS):
 //     a run gets only its credential helper grant (RunEnv);
@@ -22,7 +23,7 @@ import (
 //     may still set them).
 var (
 	denyPrefixes = []string{"ATOLL_", "GIT_CONFIG_"}
-	denyNames    = []string{"GIT_ASKPASS", "SSH_ASKPASS", "TF_DATA_DIR", "TF_WORKSPACE"}
+	denyNames    = []string{"GIT_ASKPASS", "SSH_ASKPASS", "TF_DATA_DIR", "TF_WORKSPACE", "ATLANTIS_WEBHOOK_HTTP_HEADERS", "ATLANTIS_WEBHOOK_HTTP_HEADERS_FILE"}
 	// ATLANTIS_* variables are denied when their name holds one of these.
 	secretWords = []string{"TOKEN", "SECRET", "PASSWORD", "PASS", "KEY", "CREDENTIAL"}
 )

@@ -26,6 +26,10 @@ func TestEnviron(t *testing.T) {
 	t.Setenv("atoll_lower_token", "lower")
 	t.Setenv("ATLANTIS_GH_TOKEN", "old-token")
 	t.Setenv("ATLANTIS_REPO_CONFIG", "/repos.yaml")
+	t.Setenv("ATLANTIS_SLACK_TOKEN", "xoxb-slack")
+	t.Setenv("ATLANTIS_WEBHOOK_HTTP_HEADERS", `{"Authorization":"Bearer hook"}`)
+	t.Setenv("ATOLL_SLACK_TOKEN", "xoxb-atoll")
+	t.Setenv("ATOLL_WEBHOOK_HTTP_HEADERS", `{"X-Key":"k"}`)
 	r := terraform.Runner{Env: []string{"TF_LOG=DEBUG", "TF_DATA_DIR=/job/7/.terraform"}}
 	env := map[string]string{}
 	for _, kv := range r.Environ() {
@@ -58,7 +62,8 @@ func TestEnviron(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, env[k], v)
 		}
 	}
-	for _, k := range []string{"ATOLL_SESSION_SECRET", "ATOLL_REPLICA_SECRET_ACCESS_KEY", "ATOLL_GH_WEBHOOK_SECRET", "atoll_lower_token", "ATLANTIS_GH_TOKEN", "TF_WORKSPACE"} {
+	for _, k := range []string{"ATOLL_SESSION_SECRET", "ATOLL_REPLICA_SECRET_ACCESS_KEY", "ATOLL_GH_WEBHOOK_SECRET", "atoll_lower_token", "ATLANTIS_GH_TOKEN", "TF_WORKSPACE",
+		"ATLANTIS_SLACK_TOKEN", "ATLANTIS_WEBHOOK_HTTP_HEADERS", "ATOLL_SLACK_TOKEN", "ATOLL_WEBHOOK_HTTP_HEADERS"} {
 		if _, ok := env[k]; ok {
 			t.Errorf("%s inherited", k)
 		}

@@ -1,0 +1,105 @@
+package notify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultSlackAPIURL is the base of Slack's Web API.
+const DefaultSlackAPIURL = "https://slack.com/api/"
+
+// Timeout bounds one delivery, as Atlantis's 10 s.
+const Timeout = 10 * time.Second
+
+// Sender delivers notifications to the webhooks list's destinations.
+type Sender struct {
+	Webhooks []Webhook
+	// Headers are added to every http webhook (--webhook-http-headers).
+	Headers map[string][]string
+	// SlackToken is the bot token of kind slack (--slack-token).
+	SlackToken string
+	// SlackAPIURL is the base of Slack's Web API ("" is DefaultSlackAPIURL).
+	SlackAPIURL string
+	// Client sends; nil is a client with Timeout.
+	Client *http.Client
+}
+
+// Deliver sends one notification, payload being an ApplyResult's JSON, to
+// destination dest of kind kind. Its errors never hold a credential, a
+// header value or the destination's URL.
+func (s *Sender) Deliver(ctx context.Context, dest int, kind string, payload []byte) error {
+	if dest < 0 || dest >= len(s.Webhooks) || s.Webhooks[dest].Kind != kind {
+		return fmt.Errorf("webhooks[%d] is no longer a %s destination (the webhooks config changed)", dest, kind)
+	}
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	w := s.Webhooks[dest]
+	if kind == KindSlack {
+		var r ApplyResult
+		if err := json.Unmarshal(payload, &r); err != nil {
+			return fmt.Errorf("payload: %w", err)
+		}
+		return s.slack(ctx, w.Channel, r)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(payload))
+	if err != nil {
+		return errors.New("bad request URL")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for name, values := range s.Headers {
+		for _, v := range values {
+			req.Header.Add(name, v)
+		}
+	}
+	resp, err := s.client().Do(req)
+	if err != nil {
+		return clientError(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+		return fmt.Errorf("answered %d: %s", resp.StatusCode, printable(body))
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	return nil
+}
+
+func (s *Sender) client() *http.Client {
+	if s.Client != nil {
+		return s.Client
+	}
+	return &http.Client{Timeout: Timeout}
+}
+
+// clientError is err without the URL *url.Error adds: the URL may carry a
+// secret (a token in its query).
+func clientError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// printable is the start of a response body, for an error message.
+func printable(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if !utf8.ValidString(s) {
+		return "(binary body)"
+	}
+	return strings.Map(func(r rune) rune {
+		if r < ' ' {
+			return ' '
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,149 @@
+package notify_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner/notify"
+	"github.com/atollhq/atoll/store"
+)
+
+func webhooks(t *testing.T, doc string) []notify.Webhook {
+	t.Helper()
+	w, err := notify.Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func result() notify.ApplyResult {
+	return notify.Apply{
+		Repo: atoll.Repo{VCS: atoll.VCSGitHub, Host: "github.com", Owner: "acme", Name: "infra", CloneURL: "https://x-access-token:ghs_secret@github.com/acme/infra.git"},
+		Pull: atoll.Pull{Number: 7, HeadSHA: "abc", HeadRef: "feature", BaseRef: "main", Author: "alice", State: atoll.PullOpen, URL: "https://github.com/acme/infra/pull/7"},
+		User: "bob", Dir: ".", Workspace: "default", Success: false, JobURL: "http://atoll/jobs/3",
+	}.Result()
+}
+
+func TestApplyResultHasNoCredentials(t *testing.T) {
+	r := result()
+	if r.Repo.CloneURL != "https://github.com/acme/infra.git" || r.Repo.SanitizedCloneURL != r.Repo.CloneURL || r.Pull.BaseRepo.CloneURL != r.Repo.CloneURL {
+		t.Errorf("clone URLs = %q, %q, %q", r.Repo.CloneURL, r.Repo.SanitizedCloneURL, r.Pull.BaseRepo.CloneURL)
+	}
+	b, _ := json.Marshal(r)
+	if strings.Contains(string(b), "ghs_secret") {
+		t.Errorf("the payload holds the clone token: %s", b)
+	}
+}
+
+func TestDeliverSlackRefusal(t *testing.T) {
+	var got map[string]any
+	var auth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth = r.Header.Get("Authorization")
+		json.NewDecoder(r.Body).Decode(&got)
+		if r.URL.Path != "/api/chat.postMessage" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, `{"ok":false,"error":"channel_not_found"}`)
+	}))
+	defer srv.Close()
+	s := &notify.Sender{Webhooks: webhooks(t, "webhooks:\n- {event: apply, kind: slack, channel: ops}\n"), SlackToken: "xoxb-tok", SlackAPIURL: srv.URL + "/api/"}
+	payload, _ := json.Marshal(result())
+	err := s.Deliver(context.Background(), 0, notify.KindSlack, payload)
+	if err == nil || !strings.Contains(err.Error(), "channel_not_found") {
+		t.Fatalf("err = %v, want Slack's refusal", err)
+	}
+	if auth != "Bearer xoxb-tok" || got["channel"] != "ops" || !strings.Contains(got["text"].(string), "Apply failed for <https://github.com/acme/infra/pull/7|acme/infra#7> by bob") {
+		t.Errorf("auth %q, message %v", auth, got)
+	}
+	// A destination that changed kind since the row was queued.
+	if err := s.Deliver(context.Background(), 0, notify.KindHTTP, payload); err == nil {
+		t.Error("a row of kind http was sent to a slack entry")
+	}
+}
+
+func TestDeliverHTTPErrorHidesURL(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	s := &notify.Sender{Webhooks: webhooks(t, "webhooks:\n- {event: apply, kind: http, url: '"+srv.URL+"/hook?token=q_secret'}\n")}
+	err := s.Deliver(context.Background(), 0, notify.KindHTTP, []byte(`{}`))
+	if err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "down for maintenance") {
+		t.Fatalf("err = %v, want the status and body", err)
+	}
+	srv.Close()
+	err = s.Deliver(context.Background(), 0, notify.KindHTTP, []byte(`{}`))
+	if err == nil || strings.Contains(err.Error(), "q_secret") {
+		t.Errorf("a network error = %v: want one without the URL", err)
+	}
+}
+
+// The outbox retries a failing receiver with backoff until it answers 2xx,
+// and gives a notification up after MaxAttempts.
+func TestOutboxRetries(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/never") || calls.Add(1) < 3 {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	}))
+	defer srv.Close()
+	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
+	if err := db.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var ids []int64
+	err := db.Update(context.Background(), func(tx *store.Tx) error {
+		ids = nil
+		for dest := range 2 {
+			id, err := tx.InsertNotification(store.Notification{JobID: 1, Dest: dest, Kind: notify.KindHTTP, Payload: []byte(`{}`)})
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &notify.Outbox{DB: db, Logger: slog.New(slog.DiscardHandler), Backoff: 10 * time.Millisecond, MaxAttempts: 4,
+		Sender: &notify.Sender{Webhooks: webhooks(t, "webhooks:\n- {event: apply, kind: http, url: '"+srv.URL+"/flaky'}\n- {event: apply, kind: http, url: '"+srv.URL+"/never'}\n")}}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); o.Run(context.Background(), nil, stop) }()
+	defer func() { close(stop); wg.Wait() }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		states, err := db.Notifications(context.Background(), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(states) == 2 && states[0].Sent && states[1].Failed {
+			if states[0].Attempts != 3 || states[1].Attempts != 4 || !strings.Contains(states[1].LastError, "502") {
+				t.Errorf("states = %+v", states)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not delivered/given up: %+v", states)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
