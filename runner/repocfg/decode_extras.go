@@ -14,15 +14,6 @@ import (
 // something other than what Atoll does anyway. repo_locks is acted on
 // (runner/lockmode.go).
 
-// warnIfTrue decodes a boolean and warns when it is true.
-func (d *decoder) warnIfTrue(f field, path, why string) error {
-	b, err := d.boolean(f.val, path)
-	if err == nil && b {
-		d.warn(f.key, path, why)
-	}
-	return err
-}
-
 // Lock modes (repo_locks.mode): which command takes a project's lock.
 const (
 	LockOnPlan   = "on_plan"  // plan takes it (Atlantis's default)
