@@ -97,3 +97,61 @@ func TestNotificationOutbox(t *testing.T) {
 		t.Errorf("states = %+v", states)
 	}
 }
+
+// Retention deletes sent and given-up notifications queued before the
+// webhooks window; a pending one stays however old it is.
+func TestPruneNotifications(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	db.Now = func() time.Time { return now }
+	ids := make([]int64, 4)
+	if err := db.Update(ctx, func(tx *store.Tx) error {
+		ids = ids[:0]
+		for i := range 3 {
+			id, err := tx.InsertNotification(store.Notification{JobID: 7, Dest: i, Kind: "http", Payload: []byte(`{}`)})
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// 0 sent, 1 given up, 2 pending: all queued 40 days ago. 3 sent today.
+	if err := db.NotificationSent(ctx, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.NotificationFailed(ctx, ids[1], "gave up"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(40 * 24 * time.Hour)
+	if err := db.Update(ctx, func(tx *store.Tx) error {
+		id, err := tx.InsertNotification(store.Notification{JobID: 8, Dest: 0, Kind: "http", Payload: []byte(`{}`)})
+		ids = append(ids, id)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.NotificationSent(ctx, ids[3]); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Prune(ctx, store.Retention{Notifications: 30 * 24 * time.Hour, BatchSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Notifications != 2 {
+		t.Fatalf("pruned %d notifications; want the old sent and given-up ones", res.Notifications)
+	}
+	left, err := db.Notifications(ctx, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0].ID != ids[2] {
+		t.Fatalf("job 7's notifications left: %+v; want only the pending one, %d", left, ids[2])
+	}
+	if recent, err := db.Notifications(ctx, 8); err != nil || len(recent) != 1 {
+		t.Fatalf("today's sent notification: %+v, %v; want it kept", recent, err)
+	}
+}

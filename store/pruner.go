@@ -46,7 +46,7 @@ func (p *Pruner) Run(ctx context.Context) {
 func (p *Pruner) once(ctx context.Context, log *slog.Logger) {
 	start := time.Now()
 	res, err := p.DB.Prune(ctx, p.Retention)
-	attrs := []any{"log_lines", res.LogLines, "webhooks", res.Webhooks, "events", res.Events, "plan_files", res.PlanFiles,
+	attrs := []any{"log_lines", res.LogLines, "webhooks", res.Webhooks, "events", res.Events, "plan_files", res.PlanFiles, "notifications", res.Notifications,
 		"vacuumed_pages", res.Vacuumed, "batches", res.Batches, "longest_batch", res.Longest, "writing", res.Writing, "duration", time.Since(start)}
 	switch {
 	case err != nil && ctx.Err() != nil:

@@ -18,6 +18,10 @@ type Retention struct {
 	// Webhooks: the record of a received webhook. Duplicate deliveries are
 	// recognised only while their first delivery's record is kept.
 	Webhooks time.Duration
+	// Notifications: a sent or given-up apply notification (the outbox),
+	// counted from when it was queued; pending ones are never pruned.
+	// `atoll server` keeps them as long as webhooks (--retain-webhooks).
+	Notifications time.Duration
 	// Events: audit events.
 	Events time.Duration
 	// PlanFiles: the bytes (plan file and `show -json` output) of a plan,
@@ -32,10 +36,11 @@ type Retention struct {
 
 // DefaultRetention is what `atoll server` keeps unless told otherwise.
 var DefaultRetention = Retention{
-	LogLines:  90 * 24 * time.Hour,
-	Webhooks:  30 * 24 * time.Hour,
-	Events:    365 * 24 * time.Hour,
-	PlanFiles: 30 * 24 * time.Hour,
+	LogLines:      90 * 24 * time.Hour,
+	Webhooks:      30 * 24 * time.Hour,
+	Notifications: 30 * 24 * time.Hour,
+	Events:        365 * 24 * time.Hour,
+	PlanFiles:     30 * 24 * time.Hour,
 }
 
 // DefaultPruneBatch is the default Retention.BatchSize.
@@ -47,6 +52,8 @@ type PruneResult struct {
 	Webhooks  int64 // webhook records deleted
 	Events    int64 // audit events deleted
 	PlanFiles int64 // plans whose bytes were dropped
+	// Notifications are sent or given-up notifications deleted.
+	Notifications int64
 	// Vacuumed is the number of free pages returned to the file system
 	// (only when the database has auto_vacuum=INCREMENTAL).
 	Vacuumed int64
@@ -59,7 +66,9 @@ type PruneResult struct {
 }
 
 // Total is the number of rows Prune deleted or emptied.
-func (r PruneResult) Total() int64 { return r.LogLines + r.Webhooks + r.Events + r.PlanFiles }
+func (r PruneResult) Total() int64 {
+	return r.LogLines + r.Webhooks + r.Events + r.PlanFiles + r.Notifications
+}
 
 // Prune removes what p no longer keeps, one small transaction at a time,
 // oldest first, pausing between transactions. Cutoffs are taken once, from
@@ -82,6 +91,7 @@ func (db *DB) Prune(ctx context.Context, p Retention) (PruneResult, error) {
 		{"webhooks", p.Webhooks, &res.Webhooks, deleteOlder(`webhooks`, `received_at`)},
 		{"events", p.Events, &res.Events, deleteOlder(`events`, `time`)},
 		{"plan files", p.PlanFiles, &res.PlanFiles, (*Tx).prunePlanBatch},
+		{"notifications", p.Notifications, &res.Notifications, pruneNotificationBatch},
 	}
 	for _, k := range kinds {
 		if k.window <= 0 {
@@ -149,6 +159,19 @@ func deleteOlder(table, column string) func(*Tx, int64, int) (int64, bool, error
 		n, err := res.RowsAffected()
 		return n, n == int64(limit), err
 	}
+}
+
+// pruneNotificationBatch deletes the oldest notifications queued before
+// the cutoff that were sent or given up. Ids grow with created_at, so the
+// scan in id order starts at the oldest and stops after limit of them.
+func pruneNotificationBatch(tx *Tx, cutoff int64, limit int) (int64, bool, error) {
+	res, err := tx.exec(`DELETE FROM notifications WHERE id IN (SELECT id FROM notifications
+		WHERE created_at < ? AND (sent_at IS NOT NULL OR failed_at IS NOT NULL) ORDER BY id LIMIT ?)`, cutoff, limit)
+	if err != nil {
+		return 0, false, err
+	}
+	n, err := res.RowsAffected()
+	return n, n == int64(limit), err
 }
 
 // pruneLogBatch deletes up to limit log lines of the jobs that finished

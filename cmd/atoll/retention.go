@@ -37,7 +37,9 @@ func validateRetention(r store.Retention) error {
 func (m *Main) startPruner() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	p := &store.Pruner{DB: m.DB, Retention: m.Config.Retention, Logger: m.Logger}
+	r := m.Config.Retention
+	r.Notifications = r.Webhooks // sent notifications: the outgoing side of webhooks
+	p := &store.Pruner{DB: m.DB, Retention: r, Logger: m.Logger}
 	go func() {
 		defer close(done)
 		p.Run(ctx)
