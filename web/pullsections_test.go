@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -16,6 +17,11 @@ import (
 func TestPullPageSections(t *testing.T) {
 	f := newPullFixture(t)
 	page := f.do(t, "GET", "/repos/acme/infra/pulls/7", "", "", alice).Body.String()
+	// Each section carries the change mark the page was read at.
+	m := regexp.MustCompile(`<body data-changes="(:[0-9]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("the page carries no change mark")
+	}
 	sections := []struct{ name, topics, content string }{
 		{"head", "pull approval", "Buckets"},
 		{"statuses", "job pull", "Commit statuses"},
@@ -28,7 +34,7 @@ func TestPullPageSections(t *testing.T) {
 		t.Run(sec.name, func(t *testing.T) {
 			wantContains(t, page, `<section id="section-`+sec.name+`" class="live-section" hx-get="/repos/acme/infra/pulls/7?section=`+sec.name+
 				`" hx-trigger="atoll:changed" hx-swap="innerHTML" hx-sync="this:queue last" data-live-topics="`+sec.topics+
-				`" data-live-repo="acme/infra" data-live-pull="7">`)
+				`" data-live-repo="acme/infra" data-live-pull="7" data-changes="`+m[1]+`">`)
 			rec := f.do(t, "GET", "/repos/acme/infra/pulls/7?section="+sec.name, "", "", vera)
 			body := rec.Body.String()
 			if rec.Code != http.StatusOK || strings.Contains(body, "<html") || strings.Contains(body, "<section id=\"section-") {
