@@ -67,7 +67,7 @@ func (s *Sender) Deliver(ctx context.Context, dest int, kind string, payload []b
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
-		return fmt.Errorf("answered %d: %s", resp.StatusCode, printable(body))
+		return fmt.Errorf("answered %d: %s", resp.StatusCode, s.redact(printable(body)))
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	return nil
@@ -88,6 +88,23 @@ func clientError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// redact replaces in msg (a receiver's answer, which may echo what it was
+// sent) the header values and the Slack token: an error is stored and
+// logged.
+func (s *Sender) redact(msg string) string {
+	var secrets []string
+	for _, values := range s.Headers {
+		secrets = append(secrets, values...)
+	}
+	secrets = append(secrets, s.SlackToken)
+	for _, v := range secrets {
+		if len(v) >= 4 { // shorter ones would blank out ordinary words
+			msg = strings.ReplaceAll(msg, v, "[redacted]")
+		}
+	}
+	return msg
 }
 
 // printable is the start of a response body, for an error message.

@@ -92,6 +92,29 @@ func TestDeliverHTTPErrorHidesURL(t *testing.T) {
 	}
 }
 
+// A receiver that echoes what it was sent in its refusal: the header
+// values and the Slack token are not in the error, which is stored and
+// logged.
+func TestDeliverErrorRedactsEchoedSecrets(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/chat.postMessage" {
+			io.WriteString(w, `{"ok":false,"error":"invalid_auth `+r.Header.Get("Authorization")+`"}`)
+			return
+		}
+		http.Error(w, "bad key "+r.Header.Get("X-Api-Key"), http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	s := &notify.Sender{Webhooks: webhooks(t, "webhooks:\n- {event: apply, kind: http, url: '"+srv.URL+"/hook'}\n- {event: apply, kind: slack, channel: ops}\n"),
+		Headers: map[string][]string{"X-Api-Key": {"k_secret_123"}}, SlackToken: "xoxb-secret-456", SlackAPIURL: srv.URL + "/api/"}
+	payload, _ := json.Marshal(result())
+	for dest, kind := range []string{notify.KindHTTP, notify.KindSlack} {
+		err := s.Deliver(context.Background(), dest, kind, payload)
+		if err == nil || !strings.Contains(err.Error(), "[redacted]") || strings.Contains(err.Error(), "k_secret_123") || strings.Contains(err.Error(), "xoxb-secret-456") {
+			t.Errorf("%s: err = %v; want the echoed secret redacted", kind, err)
+		}
+	}
+}
+
 // The outbox retries a failing receiver with backoff until it answers 2xx,
 // and gives a notification up after MaxAttempts.
 func TestOutboxRetries(t *testing.T) {

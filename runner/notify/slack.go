@@ -88,7 +88,7 @@ func (s *Sender) slack(ctx context.Context, channel string, r ApplyResult) error
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("slack answered %d: %s", resp.StatusCode, printable(b[:min(len(b), 256)]))
+		return fmt.Errorf("slack answered %d: %s", resp.StatusCode, s.redact(printable(b[:min(len(b), 256)])))
 	}
 	// Slack answers 200 to a refused message, with ok false.
 	var answer struct {
@@ -96,10 +96,10 @@ func (s *Sender) slack(ctx context.Context, channel string, r ApplyResult) error
 		Error string `json:"error"`
 	}
 	if err := json.Unmarshal(b, &answer); err != nil {
-		return fmt.Errorf("slack answered 200 without its JSON: %s", printable(b[:min(len(b), 256)]))
+		return fmt.Errorf("slack answered 200 without its JSON: %s", s.redact(printable(b[:min(len(b), 256)])))
 	}
 	if !answer.OK {
-		return fmt.Errorf("slack refused the message: %s", printable([]byte(answer.Error)))
+		return fmt.Errorf("slack refused the message: %s", s.redact(printable([]byte(answer.Error))))
 	}
 	return nil
 }
