@@ -233,4 +233,9 @@ type JobService interface {
 	Request(ctx context.Context, id int64) (*Request, error)
 	RequestJobs(ctx context.Context, requestID int64) ([]*Job, error)
 	CountRequests(ctx context.Context, state string) (int, error)
+	// CanceledBy returns the requests of the pull request that a cancel
+	// marked with msg.
+	CanceledBy(ctx context.Context, pullID int64, msg string) ([]*Request, error)
+	// ClaimRequest claims the oldest queued request for node, or nil.
+	ClaimRequest(ctx context.Context, node string) (*Request, error)
 }

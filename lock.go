@@ -57,3 +57,11 @@ type LockService interface {
 	ReleaseLock(ctx context.Context, id int64, actor, source, reason string) ([]*Lock, error)
 	ReleaseLocksByID(ctx context.Context, ids []int64, actor, source, reason string) (released []*Lock, missing []int64, err error)
 }
+
+// LockClaim is one project lock a request asks for.
+type LockClaim struct {
+	ProjectID int64
+	// Taken is set by the store when the lock was taken now (the pull
+	// request did not hold it already).
+	Taken bool
+}

@@ -46,4 +46,8 @@ type PlanService interface {
 	LatestPlans(ctx context.Context, pullID int64) ([]*Plan, error)
 	PendingPlans(ctx context.Context, pullID int64) ([]*Plan, error)
 	PolicyChecks(ctx context.Context, planID int64) ([]PolicyCheck, error)
+	// PlanFile is the stored plan file of plan id.
+	PlanFile(ctx context.Context, id int64) ([]byte, error)
+	// JobPolicyChecks are the policy checks of the plan job jobID made.
+	JobPolicyChecks(ctx context.Context, jobID int64) ([]PolicyCheck, error)
 }

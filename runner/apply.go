@@ -89,7 +89,7 @@ func (r *Runner) resolveApply(ctx context.Context, w *work, cmd *command.Command
 			HeadSHA: p.HeadSHA, User: w.req.User, Repo: pj.Repo, Pull: pj.Pull, Project: pj.Project, Dir: pj.Dir, Workspace: pj.Workspace, Spec: spec})
 	}
 	selected = r.authzApplyJobs(ctx, w, selected)
-	err = r.DB.Update(ctx, func(tx *store.Tx) error {
+	err = r.update(ctx, func(tx *store.Tx) error {
 		for _, j := range selected {
 			if err := tx.InsertJob(j); err != nil {
 				return err

@@ -67,7 +67,7 @@ func (r *Runner) approvalBeforeApply(ctx context.Context, j *atoll.Job) (*atoll.
 	if err != nil {
 		return nil, err
 	}
-	return r.checkApproval(j, ref, decision, r.DB.Now())
+	return r.checkApproval(j, ref, decision, r.DB.Clock())
 }
 
 // approvalInTx checks the freeze and job j's approval again in the

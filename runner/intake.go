@@ -64,7 +64,7 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 		req.Source = atoll.SourceWebhook
 	}
 	queued := false
-	err := r.DB.Update(ctx, func(tx *store.Tx) error {
+	err := r.update(ctx, func(tx *store.Tx) error {
 		queued = false // fn may run again
 		repoID, err := tx.UpsertRepo(ev.Repo)
 		if err != nil {

@@ -110,7 +110,7 @@ func (s *logSink) flush(wait bool) error {
 	var err error
 	if wait {
 		err = s.r.commit("store log lines", appendLines)
-	} else if err = s.r.DB.Update(context.Background(), appendLines); err != nil {
+	} else if err = s.r.update(context.Background(), appendLines); err != nil {
 		s.logger.Warn("store log lines: kept for the next flush", "job", s.jobID, "lines", len(lines), "err", err)
 	}
 	s.mu.Lock()

@@ -32,7 +32,7 @@ func (r *Runner) queueNotifications(tx *store.Tx, w *work, j *atoll.Job, success
 				return err
 			}
 		}
-		if _, err := tx.InsertNotification(store.Notification{JobID: j.ID, Dest: i, Kind: wh.Kind, Payload: payload}); err != nil {
+		if _, err := tx.InsertNotification(atoll.Notification{JobID: j.ID, Dest: i, Kind: wh.Kind, Payload: payload}); err != nil {
 			return err
 		}
 	}

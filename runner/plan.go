@@ -165,7 +165,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 		return nil, err
 	}
 	var jobs []*atoll.Job
-	err = r.DB.Update(ctx, func(tx *store.Tx) error {
+	err = r.update(ctx, func(tx *store.Tx) error {
 		jobs = jobs[:0]
 		for _, p := range projects {
 			id, err := tx.UpsertProject(w.repo.ID, atoll.Project{Name: p.Name, Dir: p.Dir, Workspace: p.Workspace})

@@ -68,11 +68,11 @@ func lockedText(holders map[int64]*atoll.Lock) string {
 // that need one and marks on each job whether its lock was taken now. It returns the
 // locks other pull requests hold, by project id, when it took none.
 func (r *Runner) takeLocks(ctx context.Context, w *work, jobs []*atoll.Job) (map[int64]*atoll.Lock, error) {
-	var claims []store.LockClaim
+	var claims []atoll.LockClaim
 	var queued []*atoll.Job
 	for _, j := range jobs {
 		if j.State == atoll.JobQueued && needsLock(j) {
-			claims = append(claims, store.LockClaim{ProjectID: j.ProjectID})
+			claims = append(claims, atoll.LockClaim{ProjectID: j.ProjectID})
 			queued = append(queued, j)
 		}
 	}

@@ -86,7 +86,7 @@ func (r *Runner) approvePolicies(ctx context.Context, w *work, cmd *command.Comm
 		}
 		res := markdown.PolicyApproval{Dir: pj.Dir, Workspace: pj.Workspace, Project: pj.Project, Cleared: cmd.ClearPolicyApproval}
 		label := projectLabel(pj.Dir, pj.Workspace, pj.Project)
-		err = r.DB.Update(ctx, func(tx *store.Tx) error {
+		err = r.update(ctx, func(tx *store.Tx) error {
 			res.Refusals = nil
 			checks, err := tx.PolicyChecks(p.ID)
 			if err != nil {

@@ -204,7 +204,7 @@ func (r *Runner) unlock(ctx context.Context, w *work) error {
 		return err
 	}
 	var n int
-	err = r.DB.Update(ctx, func(tx *store.Tx) error {
+	err = r.update(ctx, func(tx *store.Tx) error {
 		locks, err := tx.ReleaseLocks(atoll.LockSelector{PullID: w.pull.ID}, w.req.User, w.req.Source, "locks.unlock", "unlocked by comment")
 		n = len(locks)
 		return err

@@ -35,7 +35,7 @@ const DefaultStatusName = "atlantis"
 
 // Runner owns the queue and the workers.
 type Runner struct {
-	DB          *store.DB
+	DB          atoll.RunnerStore
 	Providers   map[string]vcs.Provider // by atoll.VCS* kind
 	Workdirs    *git.Workdirs
 	Terraform   terraform.Runner
@@ -197,7 +197,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		r.Logger.Warn("killed process groups left running by an earlier run", "groups", killed)
 	}
 	var interrupted []*atoll.Job
-	err = r.DB.Update(ctx, func(tx *store.Tx) (err error) {
+	err = r.update(ctx, func(tx *store.Tx) (err error) {
 		interrupted, err = tx.RequeueRunning()
 		return err
 	})
