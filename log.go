@@ -49,4 +49,6 @@ type LogService interface {
 	SearchLogs(ctx context.Context, q string, f JobFilter) (LogSearchResult, error)
 	// LastLogSeq is the sequence number of job jobID's last stored line.
 	LastLogSeq(ctx context.Context, jobID int64) (int64, error)
+	// AppendLogs stores a batch of log lines in one write.
+	AppendLogs(ctx context.Context, lines []LogLine) error
 }

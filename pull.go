@@ -73,6 +73,8 @@ type PullService interface {
 	// PullOutcomes returns where each project of the pull request stands
 	// at headSHA.
 	PullOutcomes(ctx context.Context, pullID int64, headSHA string) ([]ProjectOutcome, error)
+	// UpdatePull records a pull request's refreshed fields.
+	UpdatePull(ctx context.Context, repoID int64, p Pull) error
 }
 
 // ProjectOutcome is where one project of a pull request stands at a commit:

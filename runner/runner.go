@@ -25,7 +25,6 @@ import (
 	"github.com/atollhq/atoll/runner/repocfg"
 	"github.com/atollhq/atoll/runner/terraform"
 	"github.com/atollhq/atoll/runner/tfinstall"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -196,11 +195,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	if killed > 0 {
 		r.Logger.Warn("killed process groups left running by an earlier run", "groups", killed)
 	}
-	var interrupted []*atoll.Job
-	err = r.update(ctx, func(tx *store.Tx) (err error) {
-		interrupted, err = tx.RequeueRunning()
-		return err
-	})
+	interrupted, err := r.DB.RequeueRunning(ctx)
 	if err != nil {
 		return err
 	}
