@@ -2,10 +2,11 @@ package atoll
 
 import "time"
 
-// Store is every service the database provides to the web layer, in one
-// value: the store (store.DB) implements them all, and the handlers reach
-// them as s.DB.X, so one field serves where one per service would only
-// repeat the same value.
+// Store is every service the database provides to the web layer (and,
+// with the outbox, RunnerStore to the runner), in one value: the store
+// (store.DB) implements them all, and the handlers reach them as s.DB.X,
+// so one field serves where one per service would only repeat the same
+// value.
 type Store interface {
 	UserService
 	LockService
