@@ -107,6 +107,8 @@ type ApprovalService interface {
 	PlanApprovals(ctx context.Context, planID int64) ([]Approval, error)
 	// DecidePlan records d with its audit event, both or neither.
 	DecidePlan(ctx context.Context, d PlanDecision) (*Approval, error)
+	// PlanDecision is the plan's standing approval or rejection, or nil.
+	PlanDecision(ctx context.Context, planID int64) (*Approval, error)
 }
 
 // FreezeService reads and sets the apply freeze.

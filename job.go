@@ -233,4 +233,30 @@ type JobService interface {
 	Request(ctx context.Context, id int64) (*Request, error)
 	RequestJobs(ctx context.Context, requestID int64) ([]*Job, error)
 	CountRequests(ctx context.Context, state string) (int, error)
+	// CanceledBy returns the requests of the pull request that a cancel
+	// marked with msg.
+	CanceledBy(ctx context.Context, pullID int64, msg string) ([]*Request, error)
+	// ClaimRequest claims the oldest queued request for node, or nil.
+	ClaimRequest(ctx context.Context, node string) (*Request, error)
+
+	// The runner's writes, one transaction each (see store/jobrun.go).
+	StartJob(ctx context.Context, id int64) error
+	// FinishJob records the job's final state with the notifications its
+	// end sends.
+	FinishJob(ctx context.Context, id int64, state, msg string, summary *Summary, notes []Notification) error
+	// SkipJob records a queued job not run; a plan, import or state rm
+	// gives back the lock its request took for it.
+	SkipJob(ctx context.Context, j *Job, reason, source, releaseReason string) error
+	InsertJobs(ctx context.Context, jobs []*Job) error
+	// QueueProjectJobs records each job's project and queues the job.
+	QueueProjectJobs(ctx context.Context, repoID int64, jobs []*Job) error
+	// FinishStateJob discards the project's unapplied plans and finishes
+	// an import or state rm, with its audit event.
+	FinishStateJob(ctx context.Context, j *Job, event func(discarded int) Event) (int, error)
+	MarkJobsReported(ctx context.Context, ids []int64) error
+	RequeueRunning(ctx context.Context) ([]*Job, error)
+	CancelRequestJobs(ctx context.Context, requestID int64, msg string) error
+	FinishRequest(ctx context.Context, id int64, state, msg string) error
+	// Intake records a webhook and queues its request, unless redelivered.
+	Intake(ctx context.Context, in Intake) (queued bool, err error)
 }

@@ -56,4 +56,17 @@ type LockService interface {
 	// still held, in one transaction, and reports the others as missing.
 	ReleaseLock(ctx context.Context, id int64, actor, source, reason string) ([]*Lock, error)
 	ReleaseLocksByID(ctx context.Context, ids []int64, actor, source, reason string) (released []*Lock, missing []int64, err error)
+	// TakeJobLocks takes every claimed lock or none (returning the
+	// holders), recording each job whose lock was taken now.
+	TakeJobLocks(ctx context.Context, pullID int64, user string, claims []LockClaim, takes []LockTake) (map[int64]*Lock, error)
+	// ReleaseLocksWhere releases the selected locks with their audit event.
+	ReleaseLocksWhere(ctx context.Context, sel LockSelector, actor, source, action, reason string) ([]*Lock, error)
+}
+
+// LockClaim is one project lock a request asks for.
+type LockClaim struct {
+	ProjectID int64
+	// Taken is set by the store when the lock was taken now (the pull
+	// request did not hold it already).
+	Taken bool
 }

@@ -47,4 +47,8 @@ type LogService interface {
 	LogTail(ctx context.Context, jobID int64, limit int) (lines []LogLine, earlier int64, err error)
 	LogWindow(ctx context.Context, jobID, from int64, limit int) (lines []LogLine, earlier, later int64, err error)
 	SearchLogs(ctx context.Context, q string, f JobFilter) (LogSearchResult, error)
+	// LastLogSeq is the sequence number of job jobID's last stored line.
+	LastLogSeq(ctx context.Context, jobID int64) (int64, error)
+	// AppendLogs stores a batch of log lines in one write.
+	AppendLogs(ctx context.Context, lines []LogLine) error
 }

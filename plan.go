@@ -46,4 +46,16 @@ type PlanService interface {
 	LatestPlans(ctx context.Context, pullID int64) ([]*Plan, error)
 	PendingPlans(ctx context.Context, pullID int64) ([]*Plan, error)
 	PolicyChecks(ctx context.Context, planID int64) ([]PolicyCheck, error)
+	// PlanFile is the stored plan file of plan id.
+	PlanFile(ctx context.Context, id int64) ([]byte, error)
+	// JobPolicyChecks are the policy checks of the plan job jobID made.
+	JobPolicyChecks(ctx context.Context, jobID int64) ([]PolicyCheck, error)
+	// StorePlan stores a plan job's success: plan, policy checks, spec,
+	// final state and audit event, all or none.
+	StorePlan(ctx context.Context, r PlanResult) error
+	// StartApply checks the freeze, approval and policies again and marks
+	// the plan applied, once, with the apply's audit event.
+	StartApply(ctx context.Context, s ApplyStart) (*Approval, error)
+	// ApprovePolicies applies approve_policies to one plan's checks.
+	ApprovePolicies(ctx context.Context, d PolicyDecisions) (checks []PolicyCheck, refusals []string, err error)
 }

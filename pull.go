@@ -70,4 +70,28 @@ type PullService interface {
 	AddComment(ctx context.Context, pullID int64, author, body string) (int64, error)
 	Approvers(ctx context.Context, pullID int64) ([]string, error)
 	Statuses(ctx context.Context, repoID int64, sha string) ([]CommitStatus, error)
+	// PullOutcomes returns where each project of the pull request stands
+	// at headSHA.
+	PullOutcomes(ctx context.Context, pullID int64, headSHA string) ([]ProjectOutcome, error)
+	// UpdatePull records a pull request's refreshed fields.
+	UpdatePull(ctx context.Context, repoID int64, p Pull) error
+}
+
+// ProjectOutcome is where one project of a pull request stands at a commit:
+// the kind and final state of its latest finished plan or apply job there.
+// It is what Atlantis keeps as a pull request's per-project status.
+type ProjectOutcome struct {
+	ProjectID int64
+	Kind      string // JobPlan or JobApply
+	State     string // a final job state
+	Changes   bool   // for a succeeded plan: the plan changes something
+}
+
+// Applied reports whether the project needs no more apply: its latest job
+// is a succeeded apply, or a succeeded plan without changes.
+func (o ProjectOutcome) Applied() bool {
+	if o.State != JobSucceeded {
+		return false
+	}
+	return o.Kind == JobApply || !o.Changes
 }

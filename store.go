@@ -1,9 +1,12 @@
 package atoll
 
-// Store is every service the database provides to the web layer, in one
-// value: the store (store.DB) implements them all, and the handlers reach
-// them as s.DB.X, so one field serves where one per service would only
-// repeat the same value.
+import "time"
+
+// Store is every service the database provides to the web layer (and,
+// with the outbox, RunnerStore to the runner), in one value: the store
+// (store.DB) implements them all, and the handlers reach them as s.DB.X,
+// so one field serves where one per service would only repeat the same
+// value.
 type Store interface {
 	UserService
 	LockService
@@ -26,4 +29,18 @@ type HealthService interface {
 	// WriteHealth is nil while the database can be written, else the
 	// error of the last failed write.
 	WriteHealth() error
+}
+
+// RunnerStore is every service the runner uses: the web layer's and the
+// notification outbox. The store (store.DB) implements it; the runner
+// reaches the database only through it.
+type RunnerStore interface {
+	Store
+	NotificationService
+}
+
+// Clock is the store's clock: the time it stamps its writes with (tests
+// set it), which checks against stored times must use too.
+type Clock interface {
+	Clock() time.Time
 }

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/runner/markdown"
+	"github.com/atollhq/atoll/runner/repocfg"
 	"github.com/atollhq/atoll/runner/terraform"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -89,14 +90,7 @@ func (r *Runner) resolveApply(ctx context.Context, w *work, cmd *command.Command
 			HeadSHA: p.HeadSHA, User: w.req.User, Repo: pj.Repo, Pull: pj.Pull, Project: pj.Project, Dir: pj.Dir, Workspace: pj.Workspace, Spec: spec})
 	}
 	selected = r.authzApplyJobs(ctx, w, selected)
-	err = r.DB.Update(ctx, func(tx *store.Tx) error {
-		for _, j := range selected {
-			if err := tx.InsertJob(j); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err = r.DB.InsertJobs(ctx, selected)
 	return selected, err
 }
 
@@ -167,23 +161,25 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	if err := os.WriteFile(planFile, file, 0o600); err != nil {
 		return fmt.Errorf("write plan file: %w", err)
 	}
-	err = r.commit("start apply", func(tx *store.Tx) error {
-		a, err := r.approvalInTx(tx, j)
-		if err != nil {
-			return err
-		}
-		approval = a
-		if err := r.policiesInTx(tx, w, j); err != nil {
-			return err
-		}
-		if err := markApplied(tx, j); err != nil {
-			return err
-		}
-		detail := fmt.Sprintf("%s: plan %d", projectLabel(j.Dir, j.Workspace, j.Project), j.Spec.PlanID)
-		if approval != nil {
-			detail += fmt.Sprintf(", approved by %s (approval %d)", approvedBy(approval), approval.ID)
-		}
-		return tx.AddEvent(atoll.Event{Actor: j.User, Action: "apply.start", Repo: j.Repo, Pull: j.Pull, Detail: detail, Source: w.req.Source})
+	start := atoll.ApplyStart{PlanID: j.Spec.PlanID, Unlocked: lockMode(j) == repocfg.LockDisabled,
+		Approve: func(ref *atoll.PlanRef, decision *atoll.Approval, now time.Time) (*atoll.Approval, error) {
+			return r.checkApproval(j, ref, decision, now)
+		},
+		Event: func(approval *atoll.Approval) atoll.Event {
+			detail := fmt.Sprintf("%s: plan %d", projectLabel(j.Dir, j.Workspace, j.Project), j.Spec.PlanID)
+			if approval != nil {
+				detail += fmt.Sprintf(", approved by %s (approval %d)", approvedBy(approval), approval.ID)
+			}
+			return atoll.Event{Actor: j.User, Action: "apply.start", Repo: j.Repo, Pull: j.Pull, Detail: detail, Source: w.req.Source}
+		}}
+	// A --clear-policy-approval committed after the first check still
+	// stops it: the checks are read again in the transaction.
+	if r.policiesOn(w, j) {
+		start.Policies = func(checks []atoll.PolicyCheck) error { return r.policiesBlock(w, j, checks) }
+	}
+	err = r.commit("start apply", func(ctx context.Context) (err error) {
+		approval, err = r.DB.StartApply(ctx, start)
+		return err
 	})
 	if err != nil {
 		return r.approvalLink(res, j, err)
@@ -210,11 +206,12 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	if err := sink.Flush(); err != nil {
 		return err
 	}
-	err = r.commit("finish apply", func(tx *store.Tx) error {
-		if err := tx.FinishJob(j.ID, atoll.JobSucceeded, "", res.Summary); err != nil {
-			return err
-		}
-		return r.queueNotifications(tx, w, j, true)
+	notes, err := r.notifications(w, j, true)
+	if err != nil {
+		return err
+	}
+	err = r.commit("finish apply", func(ctx context.Context) error {
+		return r.DB.FinishJob(ctx, j.ID, atoll.JobSucceeded, "", res.Summary, notes)
 	})
 	if err == nil {
 		r.wakeNotifications()

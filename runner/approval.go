@@ -7,7 +7,6 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/markdown"
-	"github.com/atollhq/atoll/store"
 )
 
 // planURL is the plan's page, where it is approved.
@@ -67,27 +66,7 @@ func (r *Runner) approvalBeforeApply(ctx context.Context, j *atoll.Job) (*atoll.
 	if err != nil {
 		return nil, err
 	}
-	return r.checkApproval(j, ref, decision, r.DB.Now())
-}
-
-// approvalInTx checks the freeze and job j's approval again in the
-// transaction that marks its plan applied, so that a freeze or a reject
-// committed after the first check still stops the apply.
-func (r *Runner) approvalInTx(tx *store.Tx, j *atoll.Job) (*atoll.Approval, error) {
-	if f, err := tx.Freeze(); err != nil {
-		return nil, err
-	} else if f.On {
-		return nil, atoll.Errorf(atoll.ECONFLICT, "%s", f.Message())
-	}
-	ref, err := tx.PlanRef(j.Spec.PlanID)
-	if err != nil {
-		return nil, err
-	}
-	decision, err := tx.PlanDecision(j.Spec.PlanID)
-	if err != nil {
-		return nil, err
-	}
-	return r.checkApproval(j, ref, decision, tx.Now())
+	return r.checkApproval(j, ref, decision, r.DB.Clock())
 }
 
 // approvalLink links the plan's page from the comment of an apply refused

@@ -7,18 +7,17 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 )
 
-// commit runs fn in a write transaction and, while the store fails for a
+// commit runs op (one store write) and, while the store fails for a
 // reason that may pass (a full disk, an I/O error), retries with backoff
 // until it commits or the runner is stopped. Nobody is told what a job did
 // before it is committed, so a storage failure delays a report instead of
 // making it wrong, and a job or request never stays "running" because one
 // write failed. Coded errors (a lock lost, a plan already applied) are
-// decisions, not failures, and return at once. fn may run more than once.
-func (r *Runner) commit(what string, fn func(*store.Tx) error) error {
-	return retry(r, what, func() error { return r.DB.Update(context.Background(), fn) })
+// decisions, not failures, and return at once. op may run more than once.
+func (r *Runner) commit(what string, op func(ctx context.Context) error) error {
+	return retry(r, what, func() error { return op(context.Background()) })
 }
 
 // retry runs op until it succeeds, fails with a coded error, or the runner

@@ -12,7 +12,6 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/runner/markdown"
-	"github.com/atollhq/atoll/store"
 )
 
 // importRm runs an "import ADDRESS ID" or "state rm ADDRESS..." comment as
@@ -121,29 +120,26 @@ func (r *Runner) runImportRm(ctx context.Context, w *work, j *atoll.Job, sink *l
 	if err := sink.Flush(); err != nil {
 		return err
 	}
-	return r.commit("finish "+j.Kind, func(tx *store.Tx) error {
-		n, err := tx.DiscardProjectPlans(j.PullID, j.ProjectID)
-		if err != nil {
-			return err
-		}
-		res.PlanDiscarded = n > 0
-		if err := tx.FinishJob(j.ID, atoll.JobSucceeded, "", nil); err != nil {
-			return err
-		}
+	event := func(n int) atoll.Event {
 		detail := fmt.Sprintf("%s: %s", projectLabel(j.Dir, j.Workspace, j.Project), strings.Join(j.Spec.Args, " "))
 		if n > 0 {
 			detail += fmt.Sprintf("; %d unapplied plan(s) discarded", n)
 		}
-		return tx.AddEvent(atoll.Event{Actor: j.User, Action: "state." + strings.TrimPrefix(j.Kind, "state_"), Repo: j.Repo, Pull: j.Pull,
-			Detail: detail, Source: w.req.Source})
+		return atoll.Event{Actor: j.User, Action: "state." + strings.TrimPrefix(j.Kind, "state_"), Repo: j.Repo, Pull: j.Pull,
+			Detail: detail, Source: w.req.Source}
+	}
+	return r.commit("finish "+j.Kind, func(ctx context.Context) error {
+		n, err := r.DB.FinishStateJob(ctx, j, event)
+		res.PlanDiscarded = n > 0
+		return err
 	})
 }
 
 // releaseRefused gives back the lock taken for an import its requirements
 // refused: it ran nothing to hold the lock for.
 func (r *Runner) releaseRefused(w *work, j *atoll.Job, sink *logSink) {
-	err := r.commit("release lock of refused "+j.Kind, func(tx *store.Tx) error {
-		_, err := tx.ReleaseLocks(atoll.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", commandText(j.Kind)+" refused")
+	err := r.commit("release lock of refused "+j.Kind, func(ctx context.Context) error {
+		_, err := r.DB.ReleaseLocksWhere(ctx, atoll.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", commandText(j.Kind)+" refused")
 		return err
 	})
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/command"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -63,44 +62,14 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 	if req.Source == "" {
 		req.Source = atoll.SourceWebhook
 	}
-	queued := false
-	err := r.DB.Update(ctx, func(tx *store.Tx) error {
-		queued = false // fn may run again
-		repoID, err := tx.UpsertRepo(ev.Repo)
-		if err != nil {
-			return err
-		}
-		dup, err := tx.RecordWebhook(ev.Repo.VCS, ev.DeliveryID, ev.Kind, repoID, ev.Pull.Number, ev.User)
-		if err != nil || dup {
-			return err
-		}
-		if req.PullID, err = tx.UpsertPull(repoID, ev.Pull); err != nil {
-			return err
-		}
-		if ev.Kind == vcs.EventPullSynchronize {
-			// Plans of the old head can never be applied; say so by
-			// discarding them rather than leaving them pending.
-			if err := tx.DiscardPlans(req.PullID); err != nil {
-				return err
-			}
-		}
-		if req.Kind == atoll.RequestClose {
-			if _, err := tx.ReleaseLocks(atoll.LockSelector{PullID: req.PullID}, ev.User, req.Source, "locks.release", "pull request "+ev.Pull.State); err != nil {
-				return err
-			}
-		}
-		// The webhooks row is the audit record of the intake itself.
-		if err := tx.InsertRequest(req); err != nil {
-			return err
-		}
-		if cancelQueued {
-			if _, err := tx.CancelQueued(req.PullID, req.ID, cancelMark(req.ID)); err != nil {
-				return err
-			}
-		}
-		queued = true
-		return nil
-	})
+	in := atoll.Intake{Repo: ev.Repo, DeliveryID: ev.DeliveryID, Kind: ev.Kind, Pull: ev.Pull, Sender: ev.User, Request: req,
+		// Plans of the old head can never be applied; say so by
+		// discarding them rather than leaving them pending.
+		DiscardPlans: ev.Kind == vcs.EventPullSynchronize}
+	if cancelQueued {
+		in.CancelMark = cancelMark
+	}
+	queued, err := r.DB.Intake(ctx, in)
 	if err != nil {
 		return 0, err
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/runner/terraform"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -151,7 +150,7 @@ func storedOutcome(ctx context.Context, r *Runner, j *atoll.Job) outcome {
 func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, o *outcome) {
 	res := &o.res
 	log := w.log.With("job", j.ID, "job_kind", j.Kind, "dir", j.Dir, "workspace", j.Workspace)
-	if err := r.commit("start job", func(tx *store.Tx) error { return tx.StartJob(j.ID) }); err != nil {
+	if err := r.commit("start job", func(ctx context.Context) error { return r.DB.StartJob(ctx, j.ID) }); err != nil {
 		log.Error("start job", "err", err)
 		o.notStarted = true
 		res.Error = "Not started: " + atoll.ErrorMessage(err)
@@ -195,14 +194,16 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 	}
 	if err != nil {
 		notified := j.Kind == atoll.JobApply && w.appliedJob(j.ID)
-		ferr := r.commit("finish job", func(tx *store.Tx) error {
-			if err := tx.FinishJob(j.ID, state, res.Error, res.Summary); err != nil {
-				return err
+		var notes []atoll.Notification
+		if notified { // a failed apply notifies too, as Atlantis's
+			var nerr error
+			if notes, nerr = r.notifications(w, j, false); nerr != nil {
+				log.Error("finish job", "err", nerr)
+				return
 			}
-			if notified { // a failed apply notifies too, as Atlantis's
-				return r.queueNotifications(tx, w, j, false)
-			}
-			return nil
+		}
+		ferr := r.commit("finish job", func(ctx context.Context) error {
+			return r.DB.FinishJob(ctx, j.ID, state, res.Error, res.Summary, notes)
 		})
 		if ferr != nil {
 			log.Error("finish job", "err", ferr)

@@ -3,7 +3,6 @@ package runner
 import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/repocfg"
-	"github.com/atollhq/atoll/store"
 )
 
 // The repo_locks modes decide which commands take a project's lock, as in
@@ -41,24 +40,4 @@ func needsLock(j *atoll.Job) bool {
 		return j.Kind != atoll.JobPlan
 	}
 	return j.Kind != atoll.JobApply
-}
-
-// insertPlan stores the plan of job j: a plan made under its lock is kept
-// only while the lock is held; one made without (on_apply, disabled) is not
-// tied to a lock.
-func insertPlan(tx *store.Tx, j *atoll.Job, p *atoll.Plan) error {
-	if needsLock(j) {
-		return tx.InsertPlan(p)
-	}
-	return tx.InsertUnlockedPlan(p)
-}
-
-// markApplied marks apply job j's plan applied, once: unless locks are
-// disabled, only while the pull request holds the project's lock (taken
-// by the plan, or with on_apply by this apply).
-func markApplied(tx *store.Tx, j *atoll.Job) error {
-	if lockMode(j) == repocfg.LockDisabled {
-		return tx.MarkUnlockedPlanApplied(j.Spec.PlanID)
-	}
-	return tx.MarkPlanApplied(j.Spec.PlanID)
 }

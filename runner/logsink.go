@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/store"
 )
 
 // logSink numbers a job's output lines, publishes each at once and writes
@@ -106,11 +105,11 @@ func (s *logSink) flush(wait bool) error {
 	if len(lines) == 0 {
 		return nil
 	}
-	appendLines := func(tx *store.Tx) error { return tx.AppendLogs(lines) }
+	appendLines := func(ctx context.Context) error { return s.r.DB.AppendLogs(ctx, lines) }
 	var err error
 	if wait {
 		err = s.r.commit("store log lines", appendLines)
-	} else if err = s.r.DB.Update(context.Background(), appendLines); err != nil {
+	} else if err = appendLines(context.Background()); err != nil {
 		s.logger.Warn("store log lines: kept for the next flush", "job", s.jobID, "lines", len(lines), "err", err)
 	}
 	s.mu.Lock()

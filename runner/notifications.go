@@ -5,7 +5,6 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/notify"
-	"github.com/atollhq/atoll/store"
 )
 
 // Apply notifications (--webhooks-config): an apply that ran tells the
@@ -14,11 +13,12 @@ import (
 // notifications are queued in the transaction that records the apply's
 // final state, and sent by Notifications' loop.
 
-// queueNotifications queues the notifications of apply job j in tx.
-func (r *Runner) queueNotifications(tx *store.Tx, w *work, j *atoll.Job, success bool) error {
+// notifications are those apply job j's end queues, success or not.
+func (r *Runner) notifications(w *work, j *atoll.Job, success bool) ([]atoll.Notification, error) {
 	if r.Notifications == nil || r.Notifications.Sender == nil {
-		return nil
+		return nil, nil
 	}
+	var notes []atoll.Notification
 	var payload []byte
 	for i, wh := range r.Notifications.Sender.Webhooks {
 		if wh.Event != notify.EventApply || !wh.Matches(j.Workspace, w.pull.BaseRef) {
@@ -29,14 +29,12 @@ func (r *Runner) queueNotifications(tx *store.Tx, w *work, j *atoll.Job, success
 			a := notify.Apply{Repo: *w.repo, Pull: *w.pull, HeadSHA: j.HeadSHA, User: j.User, Dir: j.Dir, Workspace: j.Workspace,
 				Project: j.Project, Success: success, JobURL: r.jobURL(j.ID)}
 			if payload, err = json.Marshal(a.Result()); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		if _, err := tx.InsertNotification(store.Notification{JobID: j.ID, Dest: i, Kind: wh.Kind, Payload: payload}); err != nil {
-			return err
-		}
+		notes = append(notes, atoll.Notification{JobID: j.ID, Dest: i, Kind: wh.Kind, Payload: payload})
 	}
-	return nil
+	return notes, nil
 }
 
 // applyRan records that apply job j started Terraform: from then on its

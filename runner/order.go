@@ -8,7 +8,6 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/markdown"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -110,18 +109,10 @@ func blockedBy(j *atoll.Job, jobs []*atoll.Job, outcomes []outcome, done []chan 
 // no plan to hold the lock for.
 func (r *Runner) skipJob(ctx context.Context, w *work, j *atoll.Job, o *outcome, reason string) {
 	o.res.Error = reason
-	err := r.commit("skip job", func(tx *store.Tx) error {
-		if err := tx.FinishJob(j.ID, atoll.JobCanceled, reason, nil); err != nil {
-			return err
-		}
-		// A plan, import or state rm that never ran gives back the lock
-		// its request took for it. An apply keeps it: releasing would
-		// discard the plan it was to apply.
-		if j.Kind == atoll.JobApply || !j.Spec.LockTaken {
-			return nil
-		}
-		_, err := tx.ReleaseLocks(atoll.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", commandText(j.Kind)+" not run")
-		return err
+	// A plan, import or state rm that never ran gives back the lock its
+	// request took for it (the store decides; an apply keeps it).
+	err := r.commit("skip job", func(ctx context.Context) error {
+		return r.DB.SkipJob(ctx, j, reason, w.req.Source, commandText(j.Kind)+" not run")
 	})
 	if err != nil {
 		w.log.Error("skip job", "job", j.ID, "err", err)

@@ -13,7 +13,6 @@ import (
 	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/runner/repocfg"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -93,9 +92,8 @@ func (r *Runner) refresh(ctx context.Context, w *work) (*vcs.PullDetails, error)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if d.HeadSHA != w.pull.HeadSHA || d.BaseSHA != w.pull.BaseSHA {
-		err := r.commit("refresh pull", func(tx *store.Tx) error {
-			_, err := tx.UpsertPull(w.repo.ID, atoll.Pull{Number: d.Number, HeadSHA: d.HeadSHA, BaseSHA: d.BaseSHA, HeadRef: d.HeadRef, BaseRef: d.BaseRef, State: d.State})
-			return err
+		err := r.commit("refresh pull", func(ctx context.Context) error {
+			return r.DB.UpdatePull(ctx, w.repo.ID, atoll.Pull{Number: d.Number, HeadSHA: d.HeadSHA, BaseSHA: d.BaseSHA, HeadRef: d.HeadRef, BaseRef: d.BaseRef, State: d.State})
 		})
 		if err != nil {
 			return nil, err
@@ -164,36 +162,27 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 	if err != nil {
 		return nil, err
 	}
+	// The projects are recorded with their jobs (the store sets ProjectID).
 	var jobs []*atoll.Job
-	err = r.DB.Update(ctx, func(tx *store.Tx) error {
-		jobs = jobs[:0]
-		for _, p := range projects {
-			id, err := tx.UpsertProject(w.repo.ID, atoll.Project{Name: p.Name, Dir: p.Dir, Workspace: p.Workspace})
-			if err != nil {
-				return err
-			}
-			j := &atoll.Job{Kind: kind, RequestID: w.req.ID, PullID: w.pull.ID, ProjectID: id,
-				HeadSHA: w.pull.HeadSHA, User: w.req.User, Repo: w.repo.FullName(), Pull: w.pull.Number,
-				Project: p.Name, Dir: p.Dir, Workspace: p.Workspace,
-				Spec: atoll.JobSpec{ExtraArgs: cmd.ExtraArgs, Verbose: cmd.Verbose, Workflow: p.Workflow,
-					TerraformVersion: p.TerraformVersion, TerraformDistribution: p.TerraformDistribution, ApplyRequirements: p.ApplyRequirements,
-					PlanRequirements: p.PlanRequirements, Autoplan: autoplan,
-					ImportRequirements: p.ImportRequirements, Args: cmd.Args,
-					Parallel: repocfg.Setting(cfg.ParallelPlan, r.ParallelPlan) && kind == atoll.JobPlan, ParallelApply: repocfg.Setting(cfg.ParallelApply, r.ParallelApply),
-					Automerge: repocfg.Setting(cfg.Automerge, r.Automerge), DeleteSourceBranch: p.DeleteSourceBranchOnMerge != nil && *p.DeleteSourceBranchOnMerge,
-					SilencePRComments: p.SilencePRComments, Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
-					AbortOnOrderFail: cfg != nil && cfg.AbortOnExecutionOrderFail, LockMode: r.lockModeFor(p), CustomPolicyCheck: p.CustomPolicyCheck,
-					PolicyCheck: p.PolicyCheck}}
-			if err := applyWorkflow(cfg, p, &j.Spec); err != nil {
-				return err
-			}
-			if err := tx.InsertJob(j); err != nil {
-				return err
-			}
-			jobs = append(jobs, j)
+	for _, p := range projects {
+		j := &atoll.Job{Kind: kind, RequestID: w.req.ID, PullID: w.pull.ID,
+			HeadSHA: w.pull.HeadSHA, User: w.req.User, Repo: w.repo.FullName(), Pull: w.pull.Number,
+			Project: p.Name, Dir: p.Dir, Workspace: p.Workspace,
+			Spec: atoll.JobSpec{ExtraArgs: cmd.ExtraArgs, Verbose: cmd.Verbose, Workflow: p.Workflow,
+				TerraformVersion: p.TerraformVersion, TerraformDistribution: p.TerraformDistribution, ApplyRequirements: p.ApplyRequirements,
+				PlanRequirements: p.PlanRequirements, Autoplan: autoplan,
+				ImportRequirements: p.ImportRequirements, Args: cmd.Args,
+				Parallel: repocfg.Setting(cfg.ParallelPlan, r.ParallelPlan) && kind == atoll.JobPlan, ParallelApply: repocfg.Setting(cfg.ParallelApply, r.ParallelApply),
+				Automerge: repocfg.Setting(cfg.Automerge, r.Automerge), DeleteSourceBranch: p.DeleteSourceBranchOnMerge != nil && *p.DeleteSourceBranchOnMerge,
+				SilencePRComments: p.SilencePRComments, Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
+				AbortOnOrderFail: cfg != nil && cfg.AbortOnExecutionOrderFail, LockMode: r.lockModeFor(p), CustomPolicyCheck: p.CustomPolicyCheck,
+				PolicyCheck: p.PolicyCheck}}
+		if err := applyWorkflow(cfg, p, &j.Spec); err != nil {
+			return nil, err
 		}
-		return nil
-	})
+		jobs = append(jobs, j)
+	}
+	err = r.DB.QueueProjectJobs(ctx, w.repo.ID, jobs)
 	return jobs, err
 }
 
@@ -233,8 +222,8 @@ func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSi
 
 // releaseFailed gives up the lock of a plan that failed or was refused.
 func (r *Runner) releaseFailed(w *work, j *atoll.Job, sink *logSink, reason string) {
-	rerr := r.commit("release lock of failed plan", func(tx *store.Tx) error {
-		_, err := tx.ReleaseLocks(atoll.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", reason)
+	rerr := r.commit("release lock of failed plan", func(ctx context.Context) error {
+		_, err := r.DB.ReleaseLocksWhere(ctx, atoll.LockSelector{PullID: j.PullID, ProjectID: j.ProjectID}, j.User, w.req.Source, "lock.release", reason)
 		return err
 	})
 	if rerr != nil {
@@ -318,22 +307,14 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 	if err := sink.Flush(); err != nil {
 		return err
 	}
-	return r.commit("store plan", func(tx *store.Tx) error {
-		if err := insertPlan(tx, j, plan); err != nil {
-			return err
-		}
-		if err := storePolicyChecks(tx, plan.ID, checks); err != nil {
-			return err
-		}
-		if err := tx.SetJobSpec(j.ID, j.Spec); err != nil {
-			return err
-		}
-		if err := tx.FinishJob(j.ID, atoll.JobSucceeded, "", &summary); err != nil {
-			return err
-		}
-		return tx.AddEvent(atoll.Event{Actor: j.User, Action: "plan.store", Repo: j.Repo, Pull: j.Pull, Source: w.req.Source,
-			Detail: fmt.Sprintf("%s: %d to add, %d to change, %d to destroy (sha256 %s)", projectLabel(j.Dir, j.Workspace, j.Project), summary.Add, summary.Change, summary.Destroy, plan.SHA256[:12])})
-	})
+	// A plan made under its lock is kept only while the lock is held; one
+	// made without (on_apply, disabled) is not tied to a lock.
+	result := atoll.PlanResult{Job: j, Plan: plan, Checks: checks, Summary: summary, Unlocked: !needsLock(j),
+		Event: func(plan *atoll.Plan) atoll.Event {
+			return atoll.Event{Actor: j.User, Action: "plan.store", Repo: j.Repo, Pull: j.Pull, Source: w.req.Source,
+				Detail: fmt.Sprintf("%s: %d to add, %d to change, %d to destroy (sha256 %s)", projectLabel(j.Dir, j.Workspace, j.Project), summary.Add, summary.Change, summary.Destroy, plan.SHA256[:12])}
+		}}
+	return r.commit("store plan", func(ctx context.Context) error { return r.DB.StorePlan(ctx, result) })
 }
 
 func planFileName(j *atoll.Job) string {

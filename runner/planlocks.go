@@ -8,7 +8,6 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/markdown"
-	"github.com/atollhq/atoll/store"
 )
 
 // runPlans takes the locks of every project the request plans, in one
@@ -68,11 +67,16 @@ func lockedText(holders map[int64]*atoll.Lock) string {
 // that need one and marks on each job whether its lock was taken now. It returns the
 // locks other pull requests hold, by project id, when it took none.
 func (r *Runner) takeLocks(ctx context.Context, w *work, jobs []*atoll.Job) (map[int64]*atoll.Lock, error) {
-	var claims []store.LockClaim
+	var claims []atoll.LockClaim
+	var takes []atoll.LockTake
 	var queued []*atoll.Job
 	for _, j := range jobs {
 		if j.State == atoll.JobQueued && needsLock(j) {
-			claims = append(claims, store.LockClaim{ProjectID: j.ProjectID})
+			claims = append(claims, atoll.LockClaim{ProjectID: j.ProjectID})
+			spec := j.Spec
+			spec.LockTaken = true
+			takes = append(takes, atoll.LockTake{JobID: j.ID, Spec: spec,
+				Event: atoll.Event{Actor: j.User, Action: "lock.take", Repo: j.Repo, Pull: j.Pull, Detail: projectLabel(j.Dir, j.Workspace, j.Project), Source: w.req.Source}})
 			queued = append(queued, j)
 		}
 	}
@@ -80,24 +84,9 @@ func (r *Runner) takeLocks(ctx context.Context, w *work, jobs []*atoll.Job) (map
 		return nil, nil
 	}
 	var holders map[int64]*atoll.Lock
-	err := r.commit("take locks", func(tx *store.Tx) (err error) {
-		if holders, err = tx.TakeLocks(w.pull.ID, w.req.User, claims); err != nil || len(holders) > 0 {
-			return err
-		}
-		for i, j := range queued {
-			if !claims[i].Taken {
-				continue
-			}
-			spec := j.Spec
-			spec.LockTaken = true
-			if err := tx.SetJobSpec(j.ID, spec); err != nil {
-				return err
-			}
-			if err := tx.AddEvent(atoll.Event{Actor: j.User, Action: "lock.take", Repo: j.Repo, Pull: j.Pull, Detail: projectLabel(j.Dir, j.Workspace, j.Project), Source: w.req.Source}); err != nil {
-				return err
-			}
-		}
-		return nil
+	err := r.commit("take locks", func(ctx context.Context) (err error) {
+		holders, err = r.DB.TakeJobLocks(ctx, w.pull.ID, w.req.User, claims, takes)
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -16,7 +16,6 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/repocfg"
-	"github.com/atollhq/atoll/store"
 )
 
 // PolicyChecks runs Atlantis's policy checks (--enable-policy-checks):
@@ -248,15 +247,6 @@ func (r *Runner) policiesOn(w *work, j *atoll.Job) bool {
 	return r.ServerConfig == nil || r.ServerConfig.PolicyCheckFor(serverRepoID(w.repo))
 }
 
-// storePolicyChecks stores a plan's checks in the transaction that stores
-// the plan.
-func storePolicyChecks(tx *store.Tx, planID int64, checks []atoll.PolicyCheck) error {
-	if checks == nil {
-		return nil
-	}
-	return tx.InsertPolicyChecks(planID, checks)
-}
-
 // policiesBlock returns an EFORBIDDEN error naming the failed, unapproved
 // policy sets of apply job j's plan (checks as read now), or nil. With
 // policy checks on for the repository, a plan that was never checked (made
@@ -290,19 +280,6 @@ func (r *Runner) policiesBeforeApply(ctx context.Context, w *work, j *atoll.Job)
 		return nil
 	}
 	checks, err := r.DB.PolicyChecks(ctx, j.Spec.PlanID)
-	if err != nil {
-		return err
-	}
-	return r.policiesBlock(w, j, checks)
-}
-
-// policiesInTx checks them again in the transaction that marks the plan
-// applied: a --clear-policy-approval committed meanwhile still stops it.
-func (r *Runner) policiesInTx(tx *store.Tx, w *work, j *atoll.Job) error {
-	if !r.policiesOn(w, j) {
-		return nil
-	}
-	checks, err := tx.PolicyChecks(j.Spec.PlanID)
 	if err != nil {
 		return err
 	}

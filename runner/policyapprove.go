@@ -9,18 +9,18 @@ import (
 	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/runner/repocfg"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 )
 
-// policyAction is what one approve_policies does to one policy set.
-type policyAction int
+// policyAction is what one approve_policies does to one policy set: the
+// store applies it (atoll.PolicyAction).
+type policyAction = atoll.PolicyAction
 
 const (
-	policySkip    policyAction = iota // nothing to do: passed, approved enough, or not targeted
-	policyApprove                     // record the user's approval
-	policyClear                       // --clear-policy-approval: remove its approvals
-	policyRefuse                      // the user may not: the reason says why
+	policySkip    = atoll.PolicySkip
+	policyApprove = atoll.PolicyApprove
+	policyClear   = atoll.PolicyClear
+	policyRefuse  = atoll.PolicyRefuse
 )
 
 // decidePolicyApproval decides, as Atlantis does, what user's
@@ -86,38 +86,11 @@ func (r *Runner) approvePolicies(ctx context.Context, w *work, cmd *command.Comm
 		}
 		res := markdown.PolicyApproval{Dir: pj.Dir, Workspace: pj.Workspace, Project: pj.Project, Cleared: cmd.ClearPolicyApproval}
 		label := projectLabel(pj.Dir, pj.Workspace, pj.Project)
-		err = r.DB.Update(ctx, func(tx *store.Tx) error {
-			res.Refusals = nil
-			checks, err := tx.PolicyChecks(p.ID)
-			if err != nil {
-				return err
-			}
-			for _, c := range checks {
-				action, why := decidePolicyApproval(r.Policies.Policies, c, w.req.User, teams, w.pull.Author, cmd.PolicySet, cmd.ClearPolicyApproval)
-				switch action {
-				case policyRefuse:
-					res.Refusals = append(res.Refusals, why)
-					continue
-				case policyApprove:
-					err = tx.ApprovePolicyCheck(c.ID, w.req.User)
-				case policyClear:
-					_, err = tx.ClearPolicyApprovals(c.ID)
-				default:
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				verb := map[policyAction]string{policyApprove: "policy.approve", policyClear: "policy.clear"}[action]
-				err = tx.AddEvent(atoll.Event{Actor: w.req.User, Action: verb, Repo: w.repo.FullName(), Pull: w.pull.Number, Source: w.req.Source,
-					Detail: fmt.Sprintf("%s: policy set %s of plan %d", label, c.PolicySet, p.ID)})
-				if err != nil {
-					return err
-				}
-			}
-			res.Checks, err = tx.PolicyChecks(p.ID)
-			return err
-		})
+		res.Checks, res.Refusals, err = r.DB.ApprovePolicies(ctx, atoll.PolicyDecisions{PlanID: p.ID, User: w.req.User, Label: label,
+			Event: atoll.Event{Actor: w.req.User, Repo: w.repo.FullName(), Pull: w.pull.Number, Source: w.req.Source},
+			Decide: func(c atoll.PolicyCheck) (atoll.PolicyAction, string) {
+				return decidePolicyApproval(r.Policies.Policies, c, w.req.User, teams, w.pull.Author, cmd.PolicySet, cmd.ClearPolicyApproval)
+			}})
 		if err != nil {
 			return err
 		}

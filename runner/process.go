@@ -11,7 +11,6 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/git"
 	"github.com/atollhq/atoll/runner/command"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -80,7 +79,7 @@ func (r *Runner) process(req *atoll.Request) {
 	if cancelID, ok := canceledCause(ctx); ok && r.jobCtx.Err() == nil {
 		// Its jobs that did not start never will.
 		state, msg = atoll.RequestDone, cancelMark(cancelID)
-		if cerr := r.commit("cancel request jobs", func(tx *store.Tx) error { return tx.CancelRequestJobs(req.ID, msg) }); cerr != nil {
+		if cerr := r.commit("cancel request jobs", func(ctx context.Context) error { return r.DB.CancelRequestJobs(ctx, req.ID, msg) }); cerr != nil {
 			log.Error("cancel request jobs", "err", cerr)
 		}
 	} else if r.jobCtx.Err() != nil {
@@ -89,7 +88,7 @@ func (r *Runner) process(req *atoll.Request) {
 		state, msg = atoll.RequestQueued, ""
 	}
 	// A request left running would hold up its pull request's queue.
-	if ferr := r.commit("finish request", func(tx *store.Tx) error { return tx.FinishRequest(req.ID, state, msg) }); ferr != nil {
+	if ferr := r.commit("finish request", func(ctx context.Context) error { return r.DB.FinishRequest(ctx, req.ID, state, msg) }); ferr != nil {
 		log.Error("finish request", "err", ferr)
 	}
 	log.Info("request finished", "state", state)
@@ -203,15 +202,11 @@ func (r *Runner) unlock(ctx context.Context, w *work) error {
 	if err != nil {
 		return err
 	}
-	var n int
-	err = r.DB.Update(ctx, func(tx *store.Tx) error {
-		locks, err := tx.ReleaseLocks(atoll.LockSelector{PullID: w.pull.ID}, w.req.User, w.req.Source, "locks.unlock", "unlocked by comment")
-		n = len(locks)
-		return err
-	})
+	locks, err := r.DB.ReleaseLocksWhere(ctx, atoll.LockSelector{PullID: w.pull.ID}, w.req.User, w.req.Source, "locks.unlock", "unlocked by comment")
 	if err != nil {
 		return err
 	}
+	n := len(locks)
 	if n == 0 && len(pending) > 0 {
 		return r.reply(ctx, w, "unlock", r.Markdown.DiscardedPlans(len(pending), ""))
 	}
@@ -255,7 +250,7 @@ func (r *Runner) reportInterrupted(ctx context.Context, j *atoll.Job) {
 	}
 	if _, err := p.CreateComment(ctx, *repo, pull.Number, body+"\n"+vcs.Marker("interrupted")); err != nil {
 		r.Logger.Error("report interrupted job", "job", j.ID, "err", err)
-	} else if err := r.commit("mark job reported", func(tx *store.Tx) error { return tx.MarkJobsReported([]int64{j.ID}) }); err != nil {
+	} else if err := r.commit("mark job reported", func(ctx context.Context) error { return r.DB.MarkJobsReported(ctx, []int64{j.ID}) }); err != nil {
 		r.Logger.Error("report interrupted job", "job", j.ID, "err", err)
 	}
 	r.setStatus(ctx, p, repo, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project),

@@ -25,7 +25,6 @@ import (
 	"github.com/atollhq/atoll/runner/repocfg"
 	"github.com/atollhq/atoll/runner/terraform"
 	"github.com/atollhq/atoll/runner/tfinstall"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -35,7 +34,7 @@ const DefaultStatusName = "atlantis"
 
 // Runner owns the queue and the workers.
 type Runner struct {
-	DB          *store.DB
+	DB          atoll.RunnerStore
 	Providers   map[string]vcs.Provider // by atoll.VCS* kind
 	Workdirs    *git.Workdirs
 	Terraform   terraform.Runner
@@ -196,11 +195,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	if killed > 0 {
 		r.Logger.Warn("killed process groups left running by an earlier run", "groups", killed)
 	}
-	var interrupted []*atoll.Job
-	err = r.DB.Update(ctx, func(tx *store.Tx) (err error) {
-		interrupted, err = tx.RequeueRunning()
-		return err
-	})
+	interrupted, err := r.DB.RequeueRunning(ctx)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/markdown"
-	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -135,7 +134,7 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 	if len(tell) == 0 {
 		// Every project silenced (silence_pr_comments): told all the same.
 		if len(told) > 0 {
-			return r.commit("mark jobs reported", func(tx *store.Tx) error { return tx.MarkJobsReported(told) })
+			return r.commit("mark jobs reported", func(ctx context.Context) error { return r.DB.MarkJobsReported(ctx, told) })
 		}
 		return nil
 	}
@@ -152,7 +151,7 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 		}
 		posted = append(posted, id)
 	}
-	if err := r.commit("mark jobs reported", func(tx *store.Tx) error { return tx.MarkJobsReported(told) }); err != nil {
+	if err := r.commit("mark jobs reported", func(ctx context.Context) error { return r.DB.MarkJobsReported(ctx, told) }); err != nil {
 		return err
 	}
 	// Hidden after the new results are up, so users do not wait for it.

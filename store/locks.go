@@ -51,18 +51,10 @@ func (tx *Tx) TakeLock(projectID, pullID int64, user string) (*atoll.Lock, error
 	return nil, nil
 }
 
-// LockClaim is one project lock a request asks for.
-type LockClaim struct {
-	ProjectID int64
-	// Taken is set by TakeLocks when the lock was taken now (the pull
-	// request did not hold it already).
-	Taken bool
-}
-
 // TakeLocks locks every claimed project for pull, or none: when another
 // pull request holds any of them, it takes nothing and returns the holders
 // by project id. Locks the pull request already holds count as taken.
-func (tx *Tx) TakeLocks(pullID int64, user string, claims []LockClaim) (map[int64]*atoll.Lock, error) {
+func (tx *Tx) TakeLocks(pullID int64, user string, claims []atoll.LockClaim) (map[int64]*atoll.Lock, error) {
 	holders := map[int64]*atoll.Lock{}
 	held := map[int64]bool{}
 	for _, c := range claims {

@@ -5,27 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
-)
 
-// Notification is one apply result on its way to one destination of the
-// webhooks list (the outbox of migration 0011). Dest and Kind name the
-// destination; its URL, channel and credentials are never stored.
-type Notification struct {
-	ID        int64
-	JobID     int64
-	Dest      int
-	Kind      string
-	Payload   []byte // JSON
-	Attempts  int
-	CreatedAt time.Time
-	NextAt    time.Time
-	LastError string
-}
+	"github.com/atollhq/atoll"
+)
 
 // InsertNotification queues n (ID, Attempts and times are set here) to be
 // sent at once. It is called in the transaction that records the apply's
 // final state, so that both are committed or neither is.
-func (tx *Tx) InsertNotification(n Notification) (int64, error) {
+func (tx *Tx) InsertNotification(n atoll.Notification) (int64, error) {
 	res, err := tx.exec(`INSERT INTO notifications (job_id, dest, kind, payload, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		n.JobID, n.Dest, n.Kind, string(n.Payload), ts(tx.now), ts(tx.now))
 	if err != nil {
@@ -38,8 +25,8 @@ func (tx *Tx) InsertNotification(n Notification) (int64, error) {
 // attempt is due, counting the attempt and putting the next one off by
 // lease: a node that dies while sending leaves them to be sent again once
 // the lease ends (at least once, never lost).
-func (db *DB) ClaimNotifications(ctx context.Context, limit int, lease time.Duration) ([]Notification, error) {
-	var out []Notification
+func (db *DB) ClaimNotifications(ctx context.Context, limit int, lease time.Duration) ([]atoll.Notification, error) {
+	var out []atoll.Notification
 	err := db.Update(ctx, func(tx *Tx) error {
 		out = nil
 		rows, err := tx.query(`SELECT id, job_id, dest, kind, payload, attempts, created_at, next_attempt_at, last_error FROM notifications
@@ -49,7 +36,7 @@ func (db *DB) ClaimNotifications(ctx context.Context, limit int, lease time.Dura
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var n Notification
+			var n atoll.Notification
 			var payload string
 			var created, next int64
 			if err := rows.Scan(&n.ID, &n.JobID, &n.Dest, &n.Kind, &payload, &n.Attempts, &created, &next, &n.LastError); err != nil {
@@ -109,7 +96,7 @@ func (db *DB) NotificationFailed(ctx context.Context, id int64, msg string) erro
 
 // NotificationState is how a notification stands, for tests and operators.
 type NotificationState struct {
-	Notification
+	atoll.Notification
 	Sent, Failed bool
 }
 

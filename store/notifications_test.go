@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
 )
 
@@ -19,7 +20,7 @@ func TestNotificationOutbox(t *testing.T) {
 	err := db.Update(ctx, func(tx *store.Tx) error {
 		ids = nil
 		for i, kind := range []string{"http", "slack", "http"} {
-			id, err := tx.InsertNotification(store.Notification{JobID: 42, Dest: i, Kind: kind, Payload: []byte(`{"Success":true}`)})
+			id, err := tx.InsertNotification(atoll.Notification{JobID: 42, Dest: i, Kind: kind, Payload: []byte(`{"Success":true}`)})
 			if err != nil {
 				return err
 			}
@@ -33,7 +34,7 @@ func TestNotificationOutbox(t *testing.T) {
 
 	// A rolled-back transaction leaves nothing behind.
 	_ = db.Update(ctx, func(tx *store.Tx) error {
-		if _, err := tx.InsertNotification(store.Notification{JobID: 42, Dest: 9, Kind: "http", Payload: []byte(`{}`)}); err != nil {
+		if _, err := tx.InsertNotification(atoll.Notification{JobID: 42, Dest: 9, Kind: "http", Payload: []byte(`{}`)}); err != nil {
 			return err
 		}
 		return context.Canceled
@@ -109,7 +110,7 @@ func TestPruneNotifications(t *testing.T) {
 	if err := db.Update(ctx, func(tx *store.Tx) error {
 		ids = ids[:0]
 		for i := range 3 {
-			id, err := tx.InsertNotification(store.Notification{JobID: 7, Dest: i, Kind: "http", Payload: []byte(`{}`)})
+			id, err := tx.InsertNotification(atoll.Notification{JobID: 7, Dest: i, Kind: "http", Payload: []byte(`{}`)})
 			if err != nil {
 				return err
 			}
@@ -128,7 +129,7 @@ func TestPruneNotifications(t *testing.T) {
 	}
 	now = now.Add(40 * 24 * time.Hour)
 	if err := db.Update(ctx, func(tx *store.Tx) error {
-		id, err := tx.InsertNotification(store.Notification{JobID: 8, Dest: 0, Kind: "http", Payload: []byte(`{}`)})
+		id, err := tx.InsertNotification(atoll.Notification{JobID: 8, Dest: 0, Kind: "http", Payload: []byte(`{}`)})
 		ids = append(ids, id)
 		return err
 	}); err != nil {

@@ -78,7 +78,7 @@ func TestPullOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []store.ProjectOutcome{
+	want := []atoll.ProjectOutcome{
 		{ProjectID: projects["applied"], Kind: atoll.JobApply, State: atoll.JobSucceeded},
 		{ProjectID: projects["planned"], Kind: atoll.JobPlan, State: atoll.JobSucceeded, Changes: true},
 		{ProjectID: projects["nochange"], Kind: atoll.JobPlan, State: atoll.JobSucceeded},

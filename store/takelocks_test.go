@@ -24,7 +24,7 @@ func TestTakeLocksAllOrNone(t *testing.T) {
 	}
 	takeLock(t, db, a.projectID, b.pullID) // #2 holds staging
 
-	take := func(pullID int64, claims []store.LockClaim) map[int64]*atoll.Lock {
+	take := func(pullID int64, claims []atoll.LockClaim) map[int64]*atoll.Lock {
 		t.Helper()
 		var holders map[int64]*atoll.Lock
 		if err := db.Update(ctx, func(tx *store.Tx) (err error) {
@@ -35,7 +35,7 @@ func TestTakeLocksAllOrNone(t *testing.T) {
 		}
 		return holders
 	}
-	claims := []store.LockClaim{{ProjectID: other}, {ProjectID: a.projectID}}
+	claims := []atoll.LockClaim{{ProjectID: other}, {ProjectID: a.projectID}}
 	holders := take(a.pullID, claims)
 	if len(holders) != 1 || holders[a.projectID] == nil || holders[a.projectID].Pull != 2 {
 		t.Fatalf("holders = %+v; want staging held by #2", holders)
@@ -56,7 +56,7 @@ func TestTakeLocksAllOrNone(t *testing.T) {
 		t.Fatal(err)
 	}
 	takeLock(t, db, other, a.pullID)
-	claims = []store.LockClaim{{ProjectID: other}, {ProjectID: a.projectID}}
+	claims = []atoll.LockClaim{{ProjectID: other}, {ProjectID: a.projectID}}
 	if holders := take(a.pullID, claims); len(holders) != 0 {
 		t.Fatalf("holders = %+v; want none", holders)
 	}

@@ -1,6 +1,6 @@
 // Package notify tells other systems about applies, as Atlantis's
 // webhooks: an HTTP POST of the apply's result as JSON, or a Slack message.
-// Notifications go through the store's outbox (store.Notification), written
+// Notifications go through the store's outbox (atoll.Notification), written
 // with the apply's final state, and are delivered by the active node.
 package notify
 

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll"
 )
 
 // Outbox delivers the store's pending notifications. Only the active node
@@ -13,7 +13,7 @@ import (
 // sending leaves it to the next one, after the claim's lease).
 type Outbox struct {
 	Sender *Sender
-	DB     *store.DB
+	DB     atoll.NotificationService
 	Logger *slog.Logger
 	// Backoff is the wait after a first failed attempt, doubled after each
 	// next one up to MaxBackoff; a notification is given up after MaxAge
@@ -45,11 +45,11 @@ func (o *Outbox) Run(ctx context.Context, wake, stop <-chan struct{}) {
 		switch {
 		case err != nil:
 			o.Logger.Error("notifications: read the outbox", "err", err)
-		case ok && !next.After(o.DB.Now()):
+		case ok && !next.After(o.DB.Clock()):
 			o.deliverDue(ctx, stop)
 			continue
 		case ok:
-			wait = min(wait, next.Sub(o.DB.Now()))
+			wait = min(wait, next.Sub(o.DB.Clock()))
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -83,7 +83,7 @@ func (o *Outbox) deliverDue(ctx context.Context, stop <-chan struct{}) {
 	}
 }
 
-func (o *Outbox) deliver(ctx context.Context, n store.Notification) {
+func (o *Outbox) deliver(ctx context.Context, n atoll.Notification) {
 	log := o.Logger.With("notification", n.ID, "job", n.JobID, "webhook", n.Dest, "kind", n.Kind, "attempt", n.Attempts)
 	err := o.Sender.Deliver(ctx, n.Dest, n.Kind, n.Payload)
 	if err == nil {
@@ -95,7 +95,7 @@ func (o *Outbox) deliver(ctx context.Context, n store.Notification) {
 		return
 	}
 	msg := err.Error()
-	now := o.DB.Now()
+	now := o.DB.Clock()
 	if n.Attempts >= orDefault(o.MaxAttempts, DefaultMaxAttempts) || now.Sub(n.CreatedAt) >= orDefault(o.MaxAge, DefaultMaxAge) {
 		if err := o.DB.NotificationFailed(context.WithoutCancel(ctx), n.ID, msg); err != nil {
 			log.Error("notifications: record the failure", "err", err)

@@ -134,7 +134,7 @@ func TestOutboxRetries(t *testing.T) {
 	err := db.Update(context.Background(), func(tx *store.Tx) error {
 		ids = nil
 		for dest := range 2 {
-			id, err := tx.InsertNotification(store.Notification{JobID: 1, Dest: dest, Kind: notify.KindHTTP, Payload: []byte(`{}`)})
+			id, err := tx.InsertNotification(atoll.Notification{JobID: 1, Dest: dest, Kind: notify.KindHTTP, Payload: []byte(`{}`)})
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,44 @@
+package runner_test
+
+import (
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestRunnerDoesNotImportStore guards the layering: the runner and its
+// notification sender reach the database only through the root package's
+// service interfaces (atoll.RunnerStore), never the store package itself,
+// so each rule spanning writes has one owner, a store method. Tests may
+// import store for their fixtures.
+func TestRunnerDoesNotImportStore(t *testing.T) {
+	const storePkg = "github.com/atollhq/atoll/store"
+	for _, dir := range []string{".", "notify"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := 0
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			for _, imp := range f.Imports {
+				if path, _ := strconv.Unquote(imp.Path.Value); path == storePkg || strings.HasPrefix(path, storePkg+"/") {
+					t.Errorf("%s imports %s: use the root package's services (atoll.RunnerStore) instead", name, path)
+				}
+			}
+		}
+		if checked == 0 {
+			t.Fatalf("no non-test Go files found in %s: the test must run in runner/", dir)
+		}
+	}
+}
