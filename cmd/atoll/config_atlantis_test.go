@@ -12,13 +12,7 @@ import (
 // Atoll's flags work, and an alias given with its flag is refused.
 func TestAtlantisFlagsAndEnvironment(t *testing.T) {
 	base := []string{"--repo-allowlist", "github.com/acme/*"}
-	cases := []struct {
-		name string
-		args []string
-		env  map[string]string
-		want func(c *main.Config) bool
-		err  string
-	}{
+	cases := []parseCase{
 		{"ATLANTIS_ variables", nil, map[string]string{"ATLANTIS_GH_USER": "atlantis-bot", "ATLANTIS_PARALLEL_POOL_SIZE": "7", "ATLANTIS_AUTOMERGE": "true"},
 			func(c *main.Config) bool { return c.GHUser == "atlantis-bot" && c.Parallelism == 7 && c.Automerge }, ""},
 		{"ATOLL_ wins over ATLANTIS_", nil, map[string]string{"ATLANTIS_GH_USER": "old", "ATOLL_GH_USER": "new"},
@@ -48,6 +42,22 @@ func TestAtlantisFlagsAndEnvironment(t *testing.T) {
 		{"a status name with a slash", []string{"--vcs-status-name", "a/b"}, nil, nil, "--vcs-status-name must be"},
 		{"an alias is checked like its flag", []string{"--parallel-pool-size", "0"}, nil, nil, "--parallelism must be between 1 and 256"},
 	}
+	runParseCases(t, base, cases)
+}
+
+// parseCase is one case of Config.Parse: base's arguments then args, with
+// env, give a config that want accepts, or an error containing err.
+type parseCase struct {
+	name string
+	args []string
+	env  map[string]string
+	want func(c *main.Config) bool
+	err  string
+}
+
+// runParseCases runs cases; no error may quote one of secrets.
+func runParseCases(t *testing.T, base []string, cases []parseCase, secrets ...string) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var c main.Config
@@ -55,6 +65,11 @@ func TestAtlantisFlagsAndEnvironment(t *testing.T) {
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("Parse = %v; want an error containing %q", err, tc.err)
+				}
+				for _, secret := range secrets {
+					if strings.Contains(err.Error(), secret) {
+						t.Fatalf("the error quotes a secret: %v", err)
+					}
 				}
 				return
 			}

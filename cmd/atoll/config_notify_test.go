@@ -26,13 +26,7 @@ func TestNotifyConfig(t *testing.T) {
 	httpOnly := file("http.json", `{"webhooks":[{"event":"apply","kind":"http","url":"http://127.0.0.1:9/"}]}`)
 	tokenFile := file("slack-token", "xoxb-from-file\n")
 	base := []string{"--repo-allowlist", "github.com/acme/*"}
-	cases := []struct {
-		name string
-		args []string
-		env  map[string]string
-		want func(c *main.Config) bool
-		err  string
-	}{
+	cases := []parseCase{
 		{"no webhooks", nil, nil, func(c *main.Config) bool { return len(c.Webhooks()) == 0 }, ""},
 		{"an Atlantis config file with ATLANTIS_SLACK_TOKEN", []string{"--webhooks-config", both}, map[string]string{"ATLANTIS_SLACK_TOKEN": "xoxb-atlantis"},
 			func(c *main.Config) bool {
@@ -52,25 +46,5 @@ func TestNotifyConfig(t *testing.T) {
 		{"bad headers", []string{"--webhook-http-headers", `{"Authorization": 42, "t": "hdr-secret"}`}, nil, nil, "--webhook-http-headers: header \"Authorization\""},
 		{"headers not JSON", nil, map[string]string{"ATOLL_WEBHOOK_HTTP_HEADERS": "Authorization: hdr-secret"}, nil, "--webhook-http-headers: not a JSON object"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var c main.Config
-			err := c.Parse(append(append([]string{}, base...), tc.args...), envOf(tc.env))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("Parse = %v; want an error containing %q", err, tc.err)
-				}
-				if strings.Contains(err.Error(), "hdr-secret") {
-					t.Fatalf("the error quotes a secret: %v", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !tc.want(&c) {
-				t.Fatalf("config = %+v", c)
-			}
-		})
-	}
+	runParseCases(t, base, cases, "hdr-secret")
 }
