@@ -64,29 +64,18 @@
 		}
 	});
 
-	// current is the section el stands for now: el itself, or the element
-	// that replaced it (a section swaps itself outerHTML, so a change that
-	// arrived while its earlier fetch was in flight is aimed at an element
-	// no longer in the page). Sections are known by the URL they re-fetch.
-	function current(el) {
-		if (document.body.contains(el)) return el;
-		var url = el.getAttribute("hx-get");
-		if (!url) return null;
-		return sections().filter(function (s) { return s.getAttribute("hx-get") === url; })[0] || null;
-	}
-
 	// refresh asks htmx to re-fetch el, at most once per DEBOUNCE_MS: a
 	// burst of changes costs one request. While the user is editing or
-	// pressing in el, or el's previous fetch is still in flight (its answer
-	// may predate the change), it waits: a change is never dropped.
+	// pressing in el it waits. An el replaced meanwhile needs nothing: what
+	// replaced it carries the mark it was read at, and is read again if a
+	// change it may lack was heard (htmx:load below).
 	function refresh(el) {
 		if (pending.has(el)) return;
 		pending.set(el, setTimeout(function () {
 			pending.delete(el);
-			var now = current(el);
-			if (!now || !window.htmx) return;
-			if (editing(now) || pressing(now) || now.classList.contains("htmx-request")) { refresh(now); return; }
-			window.htmx.trigger(now, "atoll:changed");
+			if (!document.body.contains(el) || !window.htmx) return;
+			if (editing(el) || pressing(el)) { refresh(el); return; }
+			window.htmx.trigger(el, "atoll:changed");
 		}, DEBOUNCE_MS));
 	}
 
