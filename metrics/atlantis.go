@@ -8,9 +8,9 @@ package metrics
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -148,21 +148,11 @@ func (a *Atlantis) WriteTo(w io.Writer) (int64, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var b strings.Builder
-	names := make([]string, 0, len(a.families))
-	for n := range a.families {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(a.families)) {
 		f := a.families[n]
 		full := "atlantis_" + n
 		fmt.Fprintf(&b, "# HELP %s %s %s\n# TYPE %s %s\n", full, full, f.kind, full, f.kind)
-		keys := make([]string, 0, len(f.series))
-		for k := range f.series {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(f.series)) {
 			s := f.series[k]
 			if f.kind == "counter" {
 				fmt.Fprintf(&b, "%s%s %s\n", full, labelText(f.labels, s.labels, ""), num(s.n))
