@@ -14,15 +14,7 @@ import (
 // on_apply and disabled), as planFor does with it.
 func unlockedPlanFor(t *testing.T, db *store.DB, pullID, projectID int64) *atoll.Plan {
 	t.Helper()
-	var plan *atoll.Plan
-	err := db.Update(context.Background(), func(tx *store.Tx) error {
-		job := &atoll.Job{Kind: atoll.JobPlan, PullID: pullID, ProjectID: projectID, HeadSHA: "abc"}
-		if err := tx.InsertJob(job); err != nil {
-			return err
-		}
-		plan = &atoll.Plan{JobID: job.ID, PullID: pullID, ProjectID: projectID, HeadSHA: "abc", File: []byte("plan"), ShowJSON: []byte("{}")}
-		return tx.InsertUnlockedPlan(plan)
-	})
+	plan, err := storePlan(db, pullID, projectID, (*store.Tx).InsertUnlockedPlan)
 	if err != nil {
 		t.Fatalf("unlocked plan of pull %d: %v", pullID, err)
 	}

@@ -14,6 +14,12 @@ import (
 // same transaction, as runPlan does; it returns the plan, or the error.
 func planFor(t *testing.T, db *store.DB, pullID, projectID int64) (*atoll.Plan, error) {
 	t.Helper()
+	return storePlan(db, pullID, projectID, (*store.Tx).InsertPlan)
+}
+
+// storePlan makes a plan job for pull on project and stores its plan with
+// insert, in one transaction.
+func storePlan(db *store.DB, pullID, projectID int64, insert func(*store.Tx, *atoll.Plan) error) (*atoll.Plan, error) {
 	var plan *atoll.Plan
 	err := db.Update(context.Background(), func(tx *store.Tx) error {
 		job := &atoll.Job{Kind: atoll.JobPlan, PullID: pullID, ProjectID: projectID, HeadSHA: "abc"}
@@ -21,7 +27,7 @@ func planFor(t *testing.T, db *store.DB, pullID, projectID int64) (*atoll.Plan, 
 			return err
 		}
 		plan = &atoll.Plan{JobID: job.ID, PullID: pullID, ProjectID: projectID, HeadSHA: "abc", File: []byte("plan"), ShowJSON: []byte("{}")}
-		return tx.InsertPlan(plan)
+		return insert(tx, plan)
 	})
 	return plan, err
 }
