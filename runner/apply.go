@@ -193,7 +193,7 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	} else {
 		// ApplyArgs: jobs queued before workflows ran as steps.
 		args := append(append([]string{}, j.Spec.ApplyArgs...), j.Spec.ExtraArgs...)
-		sink.Write(atoll.StreamAtoll, "$ terraform apply -input=false "+planFileName(j)+argsSuffix(args))
+		sink.Write(atoll.StreamAtoll, commandLine(terraform.ApplyArgv(planFileName(j), args)))
 		res.Output, err = r.terraformFor(w, j).Apply(ctx, dir, planFile, args, sink.emit)
 	}
 	if s, ok := terraform.ParseSummaryLine(res.Output); ok {

@@ -21,9 +21,11 @@ func TestStateCommandArgs(t *testing.T) {
 		wantErr               string
 	}{
 		{"import", []string{"-lock=false"}, []string{"-var", "a=b c"}, []string{"aws_instance.x", "i-1 2"},
-			[]string{"import", "-input=false", "-no-color", "-lock=false", "-var", "a=b c", "aws_instance.x", "i-1 2"}, ""},
+			[]string{"import", "-lock=false", "-var", "a=b c", "-input=false", "-no-color", "aws_instance.x", "i-1 2"}, ""},
 		{"state_rm", nil, nil, []string{"a.b", `c.d["x y"]`},
 			[]string{"state", "rm", "-no-color", "a.b", `c.d["x y"]`}, ""},
+		{"state_rm", []string{"-lock-timeout=1m"}, []string{"-dry-run"}, []string{"a.b"},
+			[]string{"state", "rm", "-lock-timeout=1m", "-dry-run", "-no-color", "a.b"}, ""},
 		{"import", nil, nil, []string{"a.b"}, nil, "ADDRESS and an ID"},
 		{"import", nil, nil, []string{"a.b", "-chdir=/"}, nil, "read as a flag"},
 		{"state_rm", nil, nil, nil, nil, "at least one ADDRESS"},
@@ -72,7 +74,7 @@ func TestWorkflowImportStateRmStages(t *testing.T) {
 		Import:  []repocfg.Step{step("run", map[string]any{"command": "echo hi"}), step("import", map[string]any{"extra_args": []any{"-lock=false"}})},
 		StateRm: []repocfg.Step{step("init", nil), step("env", map[string]any{"name": "A", "value": "b"}), step("state_rm", nil)}}
 	var spec atoll.JobSpec
-	if err := applyWorkflow(&repocfg.Config{Workflows: map[string]repocfg.Workflow{"w": ok}}, repocfg.Project{Dir: "app", Workflow: "w"}, &spec); err != nil {
+	if err := applyWorkflow(&repocfg.Config{Workflows: map[string]repocfg.Workflow{"w": ok}}, repocfg.Project{Dir: "app", Workflow: "w"}, &spec, command.Parser{}); err != nil {
 		t.Fatal(err)
 	}
 	if len(spec.ImportSteps) != 2 || spec.ImportSteps[1].Name != "import" || !slices.Equal(spec.ImportSteps[1].ExtraArgs, []string{"-lock=false"}) ||
@@ -88,7 +90,7 @@ func TestWorkflowImportStateRmStages(t *testing.T) {
 		{Name: "w", Import: []repocfg.Step{step("init", map[string]any{"extra_args": []any{"-migrate-state"}}), step("import", nil)}},
 	} {
 		var spec atoll.JobSpec
-		err := applyWorkflow(&repocfg.Config{Workflows: map[string]repocfg.Workflow{"w": bad}}, repocfg.Project{Dir: "app", Workflow: "w"}, &spec)
+		err := applyWorkflow(&repocfg.Config{Workflows: map[string]repocfg.Workflow{"w": bad}}, repocfg.Project{Dir: "app", Workflow: "w"}, &spec, command.Parser{})
 		if err == nil || atoll.ErrorCode(err) != atoll.EINVALID {
 			t.Errorf("workflow %+v: err = %v, want it refused", bad, err)
 		}

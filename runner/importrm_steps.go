@@ -27,11 +27,11 @@ func (s *steps) stateCommand(ctx context.Context, st atoll.Step) error {
 // positional arguments go last and may not look like flags: Terraform would
 // read "-x" there as one.
 func stateCommandArgs(step string, stepArgs, commentArgs, positional []string) ([]string, error) {
-	want := 2
-	args := []string{"import", "-input=false", "-no-color"}
+	// Atoll's own flags go after the extra arguments, where Terraform's
+	// last-wins flag parsing keeps them (see terraform.PlanArgv).
+	want, cmd, own := 2, []string{"import"}, []string{"-input=false", "-no-color"}
 	if step == "state_rm" {
-		want = -1
-		args = []string{"state", "rm", "-no-color"}
+		want, cmd, own = -1, []string{"state", "rm"}, []string{"-no-color"}
 	}
 	if len(positional) == 0 || (want > 0 && len(positional) != want) {
 		if step == "state_rm" {
@@ -44,7 +44,8 @@ func stateCommandArgs(step string, stepArgs, commentArgs, positional []string) (
 			return nil, atoll.Errorf(atoll.EINVALID, "%s is not a resource address or ID: it would be read as a flag.", codeSpan(a))
 		}
 	}
-	args = append(args, stepArgs...)
+	args := append(cmd, stepArgs...)
 	args = append(args, commentArgs...)
+	args = append(args, own...)
 	return append(args, positional...), nil
 }

@@ -65,7 +65,7 @@ func (r *Runner) init(ctx context.Context, w *work, j *atoll.Job, tf terraform.R
 	if _, err := os.Stat(filepath.Join(dataDir, "terraform.tfstate")); err == nil && !hasFlag(args, "reconfigure") {
 		args = append([]string{"-reconfigure"}, args...)
 	}
-	sink.Write(atoll.StreamAtoll, "$ terraform init -input=false"+argsSuffix(args))
+	sink.Write(atoll.StreamAtoll, commandLine(terraform.InitArgv(args)))
 	start := time.Now()
 	err = tf.Init(ctx, dir, args, sink.emit)
 	w.log.Debug("terraform init", "job", j.ID, "ms", time.Since(start).Milliseconds())

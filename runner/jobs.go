@@ -249,11 +249,10 @@ func summaryText(kind string, s atoll.Summary) string {
 	return itoa(s.Add) + " to add, " + itoa(s.Change) + " to change, " + itoa(s.Destroy) + " to destroy."
 }
 
-func argsSuffix(args []string) string {
-	if len(args) == 0 {
-		return ""
-	}
-	return " " + strings.Join(args, " ")
+// commandLine is how the log shows a terraform command Atoll runs: its
+// argument vector as given to terraform, the plan file by its base name.
+func commandLine(argv []string) string {
+	return "$ terraform " + strings.Join(argv, " ")
 }
 
 // safeName keeps a project name usable as a file name.

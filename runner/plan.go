@@ -13,6 +13,7 @@ import (
 	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/runner/terraform"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -177,7 +178,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 				SilencePRComments: p.SilencePRComments, Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
 				AbortOnOrderFail: cfg != nil && cfg.AbortOnExecutionOrderFail, LockMode: r.lockModeFor(p), CustomPolicyCheck: p.CustomPolicyCheck,
 				PolicyCheck: p.PolicyCheck}}
-		if err := applyWorkflow(cfg, p, &j.Spec); err != nil {
+		if err := applyWorkflow(cfg, p, &j.Spec, r.Parser); err != nil {
 			return nil, err
 		}
 		jobs = append(jobs, j)
@@ -274,7 +275,7 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 		}
 		// PlanArgs: jobs queued before workflows ran as steps.
 		args := planArgs(dir, j, j.Spec.PlanArgs)
-		sink.Write(atoll.StreamAtoll, "$ terraform plan -input=false -out "+planFileName(j)+argsSuffix(args))
+		sink.Write(atoll.StreamAtoll, commandLine(terraform.PlanArgv(planFileName(j), args)))
 		out, _, err := r.terraformFor(w, j).Plan(ctx, dir, planFile, args, sink.emit)
 		res.Output = out
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/runner/repocfg"
 )
 
@@ -36,7 +37,7 @@ func TestWorkflowPolicyCheckStage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := &repocfg.Config{Workflows: map[string]repocfg.Workflow{"w": {Name: "w", PolicyCheck: tc.steps}}}
 			var spec atoll.JobSpec
-			err := applyWorkflow(cfg, repocfg.Project{Dir: "app", Workflow: "w"}, &spec)
+			err := applyWorkflow(cfg, repocfg.Project{Dir: "app", Workflow: "w"}, &spec, command.Parser{})
 			if tc.wantErr != "" {
 				if atoll.ErrorCode(err) != atoll.EINVALID || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want EINVALID with %q", err, tc.wantErr)

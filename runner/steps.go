@@ -85,7 +85,7 @@ func (s *steps) run(ctx context.Context, list []atoll.Step) error {
 
 func (s *steps) plan(ctx context.Context, st atoll.Step) error {
 	args := planArgs(s.dir, s.j, st.ExtraArgs)
-	s.sink.Write(atoll.StreamAtoll, "$ terraform plan -input=false -out "+planFileName(s.j)+argsSuffix(args))
+	s.sink.Write(atoll.StreamAtoll, commandLine(terraform.PlanArgv(planFileName(s.j), args)))
 	out, _, err := s.terraform().Plan(ctx, s.dir, s.planFile, args, s.sink.emit)
 	s.outputs = append(s.outputs, out)
 	return err
@@ -117,7 +117,7 @@ func (s *steps) show(ctx context.Context) error {
 
 func (s *steps) apply(ctx context.Context, st atoll.Step) error {
 	args := append(append([]string{}, st.ExtraArgs...), s.j.Spec.ExtraArgs...)
-	s.sink.Write(atoll.StreamAtoll, "$ terraform apply -input=false "+planFileName(s.j)+argsSuffix(args))
+	s.sink.Write(atoll.StreamAtoll, commandLine(terraform.ApplyArgv(planFileName(s.j), args)))
 	out, err := s.terraform().Apply(ctx, s.dir, s.planFile, args, s.sink.emit)
 	s.outputs = append(s.outputs, out)
 	return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/runner/repocfg"
 )
 
@@ -15,7 +16,12 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // applyWorkflow stores the project's custom workflow in spec: each custom
 // stage's steps in order (PlanSteps, ApplySteps), which the worker runs as
 // they are. A stage the workflow leaves out runs the default steps.
-func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec) error {
+//
+// A workflow from the repository's own file is held to parser's rule for
+// Terraform arguments (command.Parser.CheckTerraformArgs), as a comment is:
+// whoever can change the file in a pull request could otherwise redirect
+// the state or the plan file. The server's workflows are trusted.
+func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec, parser command.Parser) error {
 	if cfg == nil {
 		return nil
 	}
@@ -47,6 +53,11 @@ func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec) 
 			step, err := workflowStep(s, where)
 			if err != nil {
 				return err
+			}
+			if wf.FromRepo {
+				if err := parser.CheckTerraformArgs(step.Name, step.ExtraArgs); err != nil {
+					return atoll.Errorf(atoll.EINVALID, "%s: %s", where, atoll.ErrorMessage(err))
+				}
 			}
 			if step.Name == "run" && cfg.Version == 2 {
 				// Version 2's run commands are split into shell words and

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/runner/repocfg"
 )
 
@@ -24,7 +25,7 @@ func TestWorkflowInitArgs(t *testing.T) {
 		cfg := &repocfg.Config{Workflows: map[string]repocfg.Workflow{"w": {Name: "w", Plan: []repocfg.Step{
 			{Name: "init", Args: map[string]any{"extra_args": c.args}}, {Name: "plan"}}}}}
 		var spec atoll.JobSpec
-		err := applyWorkflow(cfg, repocfg.Project{Dir: "app", Workflow: "w"}, &spec)
+		err := applyWorkflow(cfg, repocfg.Project{Dir: "app", Workflow: "w"}, &spec, command.Parser{})
 		if c.wantErr == "" {
 			if err != nil || len(spec.PlanSteps) != 2 || len(spec.PlanSteps[0].ExtraArgs) != len(c.args) {
 				t.Errorf("%v: err = %v, plan steps = %+v", c.args, err, spec.PlanSteps)
@@ -53,7 +54,7 @@ func TestWorkflowLegacyRunCommands(t *testing.T) {
 		cfg := &repocfg.Config{Version: c.version, Workflows: map[string]repocfg.Workflow{"w": {Name: "w", Plan: []repocfg.Step{
 			{Name: "run", Args: map[string]any{"command": c.command}}, {Name: "plan"}}}}}
 		var spec atoll.JobSpec
-		if err := applyWorkflow(cfg, repocfg.Project{Dir: "app", Workflow: "w"}, &spec); err != nil {
+		if err := applyWorkflow(cfg, repocfg.Project{Dir: "app", Workflow: "w"}, &spec, command.Parser{}); err != nil {
 			t.Fatal(err)
 		}
 		if got := spec.PlanSteps[0].Command; got != c.want {
@@ -69,7 +70,7 @@ func TestWorkflowRedefinedDefault(t *testing.T) {
 		{Name: "run", Args: map[string]any{"command": "echo server default"}}, {Name: "init"}, {Name: "plan"}}}}}
 	for _, workflow := range []string{"", repocfg.DefaultWorkflow} {
 		var spec atoll.JobSpec
-		if err := applyWorkflow(cfg, repocfg.Project{Dir: "app", Workflow: workflow}, &spec); err != nil {
+		if err := applyWorkflow(cfg, repocfg.Project{Dir: "app", Workflow: workflow}, &spec, command.Parser{}); err != nil {
 			t.Fatal(err)
 		}
 		if len(spec.PlanSteps) != 3 || spec.PlanSteps[0].Name != "run" || spec.ApplySteps != nil {
@@ -77,7 +78,64 @@ func TestWorkflowRedefinedDefault(t *testing.T) {
 		}
 	}
 	var spec atoll.JobSpec
-	if err := applyWorkflow(&repocfg.Config{}, repocfg.Project{Dir: "app"}, &spec); err != nil || spec.PlanSteps != nil {
+	if err := applyWorkflow(&repocfg.Config{}, repocfg.Project{Dir: "app"}, &spec, command.Parser{}); err != nil || spec.PlanSteps != nil {
 		t.Errorf("no default defined: err %v, plan steps %+v; want the built-in steps", err, spec.PlanSteps)
+	}
+}
+
+// A workflow from the repository's own atlantis.yaml (allowed by
+// allow_custom_workflows) is held to the comment rule for Terraform
+// arguments: whoever changes the file in a pull request must not redirect
+// the plan file or the state. The same steps from the server are trusted.
+func TestSecurityRepoWorkflowExtraArgs(t *testing.T) {
+	server, err := repocfg.ParseServerConfig("repos.yaml", []byte(`
+repos:
+  - id: /.*/
+    allowed_overrides: [workflow]
+    allow_custom_workflows: true
+workflows:
+  trusted:
+    apply:
+      steps:
+        - apply: {extra_args: ["-state-out=/srv/state/app.tfstate"]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		steps, want string
+	}{
+		{`[init, {plan: {extra_args: ["-out=/tmp/x"]}}]`, "plan extra_args: Atoll sets -out itself"},
+		{`[init, {plan: {extra_args: ["--out", "/tmp/x"]}}]`, "plan extra_args: Atoll sets -out itself"},
+		{`[{init: {extra_args: ["-plugin-dir=/tmp/p"]}}, plan]`, "init extra_args: -plugin-dir"},
+		{`[{init: {extra_args: ["-backend-config=/etc/atoll/secret.hcl"]}}, plan]`, "is not allowed"},
+		{`[init, {plan: {extra_args: ["-var-file=prod.tfvars", "-refresh=false"]}}]`, ""},
+		{`[{init: {extra_args: ["-backend-config=key=app", "-upgrade"]}}, plan]`, ""},
+	} {
+		file := "version: 3\nprojects:\n  - dir: app\n    workflow: custom\nworkflows:\n  custom:\n    plan:\n      steps: " + tc.steps + "\n"
+		cfg, err := repocfg.Parse([]byte(file))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.steps, err)
+		}
+		merged, err := server.Merge("github.com/o/r", cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.steps, err)
+		}
+		var spec atoll.JobSpec
+		err = applyWorkflow(merged, merged.Projects[0], &spec, command.Parser{})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s refused: %v", tc.steps, err)
+		case tc.want != "" && (err == nil || atoll.ErrorCode(err) != atoll.EINVALID || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: err = %v, want EINVALID containing %q", tc.steps, err, tc.want)
+		}
+	}
+	merged, err := server.Merge("github.com/o/r", &repocfg.Config{Version: 3, Projects: []repocfg.Project{{Dir: "app", Workflow: "trusted"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec atoll.JobSpec
+	if err := applyWorkflow(merged, merged.Projects[0], &spec, command.Parser{}); err != nil {
+		t.Errorf("the server's workflow was held to the repository rule: %v", err)
 	}
 }

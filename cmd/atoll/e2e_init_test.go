@@ -104,7 +104,7 @@ workflows:
 
 	// prd's state is empty: its plan must create what stg already has.
 	mustContain(t, "prd plan after applying stg", e.run("atlantis plan -p prd"), "Plan: 1 to add")
-	mustContain(t, "prd plan log", e.lastLog("plan"), "$ terraform init -input=false -reconfigure -backend-config=path="+prd)
+	mustContain(t, "prd plan log", e.lastLog("plan"), "$ terraform init -reconfigure -backend-config=path="+prd+" -input=false -no-color")
 	mustContain(t, "stg plan after planning prd", e.run("atlantis plan -p stg"), "No changes")
 	mustContain(t, "prd apply", e.run("atlantis apply -p prd"), "Apply complete!")
 	for _, f := range []string{stg, prd} {

@@ -17,7 +17,7 @@ func TestDisableApplyAll(t *testing.T) {
 		refused bool
 	}{
 		{"atlantis apply", true},
-		{"atlantis apply -- -lock=false", true},
+		{"atlantis apply -- -lock-timeout=5m", true},
 		{"atlantis apply --auto-merge-disabled", true},
 		{"atlantis apply -p staging", false},
 		{"atlantis apply -d staging", false},

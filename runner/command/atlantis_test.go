@@ -148,12 +148,12 @@ func TestAtlantisCommentParserCases(t *testing.T) {
 			"as above: a workspace starts with a letter or digit"},
 
 		// Terraform flags that leave the project.
-		{all, "atlantis plan -- -chdir=../other", reply, command.Command{}, `terraform flag "-chdir" is not allowed`, ""},
-		{all, "atlantis plan -- --chdir", reply, command.Command{}, `terraform flag "--chdir" is not allowed`, ""},
-		{all, "atlantis plan -- -plugin-dir=/tmp/evil", reply, command.Command{}, `terraform flag "-plugin-dir" is not allowed`, ""},
-		{all, "atlantis import address id -- -chdir=..", reply, command.Command{}, `terraform flag "-chdir" is not allowed`, ""},
-		{all, "atlantis plan -- -chdirx", reply, command.Command{}, `terraform flag "-chdirx" is not allowed`,
-			"Atoll refuses every spelling that starts with a blocked flag, in any case"},
+		{all, "atlantis plan -- -chdir=../other", reply, command.Command{}, `-chdir would run Terraform in another directory`, ""},
+		{all, "atlantis plan -- --chdir", reply, command.Command{}, `-chdir would run Terraform in another directory`, ""},
+		{all, "atlantis plan -- -plugin-dir=/tmp/evil", reply, command.Command{}, `-plugin-dir would make Terraform read`, ""},
+		{all, "atlantis import address id -- -chdir=..", reply, command.Command{}, `-chdir would run Terraform in another directory`, ""},
+		{all, "atlantis plan -- -chdirx", reply, command.Command{}, `"-chdirx" is not a flag of terraform plan that Atoll passes on`,
+			"Atoll passes only the Terraform flags on its allowlist"},
 
 		// -p cannot be combined with -d or -w.
 		{all, "atlantis plan -w workspace -p project", reply, command.Command{}, "cannot use -p/--project at same time as -d/--dir or -w/--workspace", ""},
@@ -162,10 +162,14 @@ func TestAtlantisCommentParserCases(t *testing.T) {
 		// Flag parsing, each command.
 		{all, "atlantis plan -w workspace -d dir --verbose", parsed, command.Command{Name: "plan", Workspace: "workspace", Dir: "dir", Verbose: true}, "", ""},
 		{all, "atlantis plan --verbose -p project", parsed, command.Command{Name: "plan", Project: "project", Verbose: true}, "", ""},
-		{all, "atlantis plan -w workspace -- -d dir --verbose", parsed, command.Command{Name: "plan", Workspace: "workspace", ExtraArgs: []string{"-d", "dir", "--verbose"}}, "", ""},
+		{all, "atlantis plan -w workspace -- -d dir --verbose", reply, command.Command{}, `"-d" is not a flag of terraform plan`,
+			"Atlantis passes any words after --; Atoll passes only flags Terraform's plan reads and Atoll does not set itself"},
+		{all, "atlantis plan -w workspace -- -target=a.b --refresh=false", parsed, command.Command{Name: "plan", Workspace: "workspace", ExtraArgs: []string{"-target=a.b", "--refresh=false"}}, "", ""},
 		{all, "atlantis plan --", parsed, command.Command{Name: "plan"}, "", ""},
-		{all, "atlantis apply\t-w\tworkspace\t-d\tdir\t--verbose\t--\targ\tone\t-two\t--three\t&&", parsed,
-			command.Command{Name: "apply", Workspace: "workspace", Dir: "dir", Verbose: true, ExtraArgs: []string{"arg", "one", "-two", "--three", "&&"}}, "", ""},
+		{all, "atlantis apply\t-w\tworkspace\t-d\tdir\t--verbose\t--\targ\tone\t-two\t--three\t&&", reply, command.Command{},
+			`"arg" is not a flag: Terraform would read it as a path`, "Atoll refuses words Terraform would read as positional arguments"},
+		{all, "atlantis apply\t-w\tworkspace\t-d\tdir\t--verbose\t--\t-parallelism\t3", parsed,
+			command.Command{Name: "apply", Workspace: "workspace", Dir: "dir", Verbose: true, ExtraArgs: []string{"-parallelism", "3"}}, "", ""},
 		{all, "atlantis plan -d /", parsed, command.Command{Name: "plan", Dir: "."}, "", ""},
 		{all, "atlantis plan -d /adir", parsed, command.Command{Name: "plan", Dir: "adir"}, "", ""},
 		{all, "atlantis plan -d ./adir", parsed, command.Command{Name: "plan", Dir: "adir"}, "", ""},
@@ -187,8 +191,10 @@ func TestAtlantisCommentParserCases(t *testing.T) {
 		{all, "atlantis import -d modules/a address id", parsed, command.Command{Name: "import", Dir: "modules/a", Args: []string{"address", "id"}}, "", ""},
 		{all, `atlantis state rm 'some["addr"]' -p project`, parsed,
 			command.Command{Name: "state", SubName: "rm", Args: []string{`some["addr"]`}, Project: "project"}, "", ""},
-		{all, "atlantis state -d dir rm a.b c.d -- -lock=false", parsed,
-			command.Command{Name: "state", SubName: "rm", Dir: "dir", Args: []string{"a.b", "c.d"}, ExtraArgs: []string{"-lock=false"}}, "", ""},
+		{all, "atlantis state -d dir rm a.b c.d -- -lock=false", reply, command.Command{}, "Atoll sets -lock itself",
+			"Atlantis passes -lock=false on; Atoll never lets a comment turn off state locking"},
+		{all, "atlantis state -d dir rm a.b c.d -- -lock-timeout=5m", parsed,
+			command.Command{Name: "state", SubName: "rm", Dir: "dir", Args: []string{"a.b", "c.d"}, ExtraArgs: []string{"-lock-timeout=5m"}}, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.comment, func(t *testing.T) {

@@ -70,15 +70,28 @@ func (p Parser) validate(cmd *Command) *atoll.Error {
 			return p.usageError(cmd.Name, "invalid argument %s: %s", quote(arg), msg)
 		}
 	}
-	for _, arg := range append(append([]string(nil), cmd.ExtraArgs...), cmd.Args...) {
+	for _, arg := range cmd.Args {
 		if flag := p.blockedFlag(arg); flag != "" {
 			return p.usageError(cmd.Name, "terraform flag %s is not allowed on this server", quote(flag))
 		}
 	}
-	for _, path := range varFiles(cmd.ExtraArgs) {
-		if !p.varFileAllowed(path) {
-			return p.usageError(cmd.Name, "-var-file %s is not allowed: name a file inside the repository%s", quote(path), p.varFileDirs())
-		}
+	return p.validateExtraArgs(cmd)
+}
+
+// validateExtraArgs checks the words after "--" with the rule in tfargs.go.
+// Only plan, apply, import and state pass words to Terraform; the other
+// commands refuse them rather than drop them silently.
+func (p Parser) validateExtraArgs(cmd *Command) *atoll.Error {
+	if cmd.ExtraArgs == nil {
+		return nil
+	}
+	switch cmd.Name {
+	case Plan, Apply, Import, State:
+	default:
+		return p.usageError(cmd.Name, "%s passes no arguments to terraform, got %s after \"--\"", cmd.Name, quote(cmd.ExtraArgs[0]))
+	}
+	if issue := p.terraformArgsIssue(commentStep(cmd.Name), cmd.ExtraArgs); issue != "" {
+		return p.usageError(cmd.Name, "%s", issue)
 	}
 	return nil
 }
@@ -194,20 +207,16 @@ func checkText(s string) string {
 	return ""
 }
 
-// blockedPrefixes are terraform flags that would let a comment point
-// terraform at another directory or at its own provider binaries. They are
-// always blocked; --blocked-extra-args adds to them.
-var blockedPrefixes = []string{"-chdir", "-plugin-dir"}
-
 // blockedFlag returns the flag part of arg (before any "=") when arg is, or
-// starts with, a blocked flag in its one- or two-dash spelling; else "".
-// Case is ignored so that no variant slips through.
+// starts with, a flag of --blocked-extra-args in its one- or two-dash
+// spelling; else "". Case is ignored so that no variant slips through. The
+// flags no server allows are refused by the allowlist in tfargs.go.
 func (p Parser) blockedFlag(arg string) string {
 	bare := strings.ToLower(arg)
 	if strings.HasPrefix(bare, "--") {
 		bare = bare[1:]
 	}
-	for _, b := range append(blockedPrefixes, p.BlockedExtraArgs...) {
+	for _, b := range p.BlockedExtraArgs {
 		if b = strings.ToLower(b); strings.HasPrefix(b, "--") {
 			b = b[1:]
 		}

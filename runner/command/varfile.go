@@ -5,25 +5,6 @@ import (
 	"strings"
 )
 
-// varFiles returns the paths that -var-file arguments among args name, in
-// both spellings ("-var-file X" and "-var-file=X", one or two dashes).
-func varFiles(args []string) []string {
-	var paths []string
-	for i, arg := range args {
-		name, value, hasValue := strings.Cut(arg, "=")
-		if strings.TrimLeft(name, "-") != "var-file" || !strings.HasPrefix(name, "-") {
-			continue
-		}
-		switch {
-		case hasValue:
-			paths = append(paths, value)
-		case i+1 < len(args):
-			paths = append(paths, args[i+1])
-		}
-	}
-	return paths
-}
-
 // varFileAllowed reports whether a comment may pass -var-file path: a
 // relative path inside the checkout, or one under a directory of
 // --var-file-allowlist (Atlantis's rule). Anything else could make

@@ -43,8 +43,8 @@ func TestVarFileAllowlist(t *testing.T) {
 	}
 }
 
-// --blocked-extra-args adds flags comments may not pass; -chdir and
-// -plugin-dir stay blocked whatever it says.
+// --blocked-extra-args narrows the flags comments may pass; the flags no
+// server allows are refused whatever it says (tfargs_test.go).
 func TestBlockedExtraArgs(t *testing.T) {
 	p := command.Parser{BlockedExtraArgs: []string{"-target", "--replace"}}
 	for _, tc := range []struct {
@@ -54,8 +54,6 @@ func TestBlockedExtraArgs(t *testing.T) {
 		{"atlantis plan -- -target=module.x", true},
 		{"atlantis plan -- --TARGET=module.x", true},
 		{"atlantis plan -- -replace=aws_instance.x", true},
-		{"atlantis plan -- -chdir=/tmp", true},
-		{"atlantis plan -- -plugin-dir=/tmp", true},
 		{"atlantis plan -- -refresh=false", false},
 	} {
 		cmd, err := p.Parse(tc.comment)

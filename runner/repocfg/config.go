@@ -148,7 +148,11 @@ type Autoplan struct {
 // Workflow is a named custom workflow. A nil stage means "use the default
 // steps"; a non-nil empty one means "run nothing", as in Atlantis.
 type Workflow struct {
-	Name        string
+	Name string
+	// FromRepo is set on a workflow that came from the repository's own
+	// file (where allow_custom_workflows lets it), not from the server:
+	// its extra_args are held to the same rule as a comment's.
+	FromRepo    bool
 	Plan        []Step
 	Apply       []Step
 	PolicyCheck []Step // parsed, not run by Atoll

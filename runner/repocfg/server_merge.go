@@ -211,6 +211,7 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 	}
 	if cfg != nil && set.allowCustomWorkflows {
 		for k, w := range cfg.Workflows {
+			w.FromRepo = true
 			out.Workflows[k] = w
 		}
 	}

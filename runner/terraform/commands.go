@@ -18,9 +18,30 @@ const MaxShowJSON = 256 << 20
 
 // Init runs `terraform init` without prompts or colors, plus extra args.
 func (r Runner) Init(ctx context.Context, dir string, extra []string, emit func(Line)) error {
-	args := append([]string{"init", "-input=false", "-no-color"}, extra...)
-	_, err := r.Run(ctx, dir, args, emit)
+	_, err := r.Run(ctx, dir, InitArgv(extra), emit)
 	return err
+}
+
+// The argument vectors below put the extra arguments first and Atoll's own
+// flags last. Terraform reads its flags with Go's flag package, where the
+// last of a repeated flag wins, so even an extra argument that slipped past
+// the checks (runner/command's allowlist) could not replace Atoll's plan
+// file, input or color settings. Flags must come before the positional
+// arguments, which go last.
+
+// InitArgv is the argument vector of `terraform init`.
+func InitArgv(extra []string) []string {
+	return append(append([]string{"init"}, extra...), "-input=false", "-no-color")
+}
+
+// PlanArgv is the argument vector of `terraform plan` writing planFile.
+func PlanArgv(planFile string, extra []string) []string {
+	return append(append([]string{"plan"}, extra...), "-input=false", "-no-color", "-detailed-exitcode", "-out="+planFile)
+}
+
+// ApplyArgv is the argument vector of `terraform apply` of planFile.
+func ApplyArgv(planFile string, extra []string) []string {
+	return append(append([]string{"apply"}, extra...), "-input=false", "-no-color", planFile)
 }
 
 // SelectWorkspace selects workspace, creating it if needed. The default
@@ -64,8 +85,7 @@ func (r Runner) currentWorkspace(dir string) (string, error) {
 // hasChanges comes from -detailed-exitcode, where exit code 2 means success
 // with changes.
 func (r Runner) Plan(ctx context.Context, dir, planFile string, extra []string, emit func(Line)) (output string, hasChanges bool, err error) {
-	args := append([]string{"plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=" + planFile}, extra...)
-	out, err := r.Run(ctx, dir, args, emit)
+	out, err := r.Run(ctx, dir, PlanArgv(planFile, extra), emit)
 	var ee *ExitError
 	if errors.As(err, &ee) && ee.Code == 2 {
 		return out, true, nil
@@ -113,9 +133,7 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 // Apply applies a saved plan. Extra args go before the plan file, which
 // terraform requires to be last.
 func (r Runner) Apply(ctx context.Context, dir, planFile string, extra []string, emit func(Line)) (string, error) {
-	args := append([]string{"apply", "-input=false", "-no-color"}, extra...)
-	args = append(args, planFile)
-	return r.Run(ctx, dir, args, emit)
+	return r.Run(ctx, dir, ApplyArgv(planFile, extra), emit)
 }
 
 // Version returns the binary's version without a "v", e.g. "1.5.7".
