@@ -143,7 +143,7 @@ func (p Parser) flagsUsage(name string) string {
 		b.WriteString(flagLines[f.long] + "\n")
 	}
 	if name != Version && name != ApprovePolicies {
-		b.WriteString("\nWords after \"--\" are passed to terraform " + strings.TrimSuffix(usageLine(name), " ADDRESS ID") + ", e.g.\n  {{exe}} " + name + " -d . -- -var 'env=staging'\n")
+		b.WriteString(extraArgsUsage(name))
 	}
 	return p.render(b.String())
 }
@@ -151,4 +151,27 @@ func (p Parser) flagsUsage(name string) string {
 // render fills in the executable name, so usage matches what users type.
 func (p Parser) render(text string) string {
 	return strings.ReplaceAll(text, "{{exe}}", p.executable())
+}
+
+// extraArgsUsage tells which Terraform flags may follow "--" (the
+// allowlist in tfargs.go), with an example.
+func extraArgsUsage(name string) string {
+	example := map[string]string{
+		Plan:   "plan -d . -- -var 'env=staging' -target=module.vpc",
+		Apply:  "apply -d . -- -parallelism=5",
+		Import: "import ADDRESS ID -d . -- -var 'env=staging'",
+		State:  "state rm ADDRESS -d . -- -dry-run",
+	}[name]
+	var b strings.Builder
+	b.WriteString("\nFlags after \"--\" go to terraform " + stepCommand(commentStep(name)) + "; these are allowed:\n")
+	line := " "
+	for _, f := range strings.Split(allowedList(commentStep(name)), ", ") {
+		if len(line)+len(f) > 70 {
+			b.WriteString(line + "\n")
+			line = " "
+		}
+		line += " " + f
+	}
+	b.WriteString(line + "\ne.g.\n  {{exe}} " + example + "\n")
+	return b.String()
 }
