@@ -140,9 +140,16 @@ type UserService interface {
 	// or live session hashing to hash (HashSecret); EUNAUTHORIZED if none.
 	TokenUser(ctx context.Context, hash []byte) (*User, error)
 	SessionUser(ctx context.Context, hash []byte) (*User, error)
+	// CheckToken and CheckSession are TokenUser and SessionUser without
+	// recording the use: what a live stream checks its credential with
+	// again while it lasts, which must not keep an idle session alive.
+	CheckToken(ctx context.Context, hash []byte) (*User, error)
+	CheckSession(ctx context.Context, hash []byte) (*User, error)
 
 	CreateUser(ctx context.Context, u NewUser, actor, source string) (*User, error)
 	SetUserRole(ctx context.Context, id int64, role Role, actor, source string) error
+	// SetUserDisabled disables (or enables) a user. Disabling deletes the
+	// user's sessions and API tokens for good: enabling revives none.
 	SetUserDisabled(ctx context.Context, id int64, disabled bool, actor, source string) error
 	DeleteUser(ctx context.Context, id int64, actor, source string) error
 	CreateToken(ctx context.Context, userID int64, name string, hash []byte, actor, source string) error

@@ -11,6 +11,11 @@ const (
 	TopicPull     = "pull"     // a pull request was opened, updated or closed
 	TopicFreeze   = "freeze"   // the apply freeze was turned on or off
 	TopicNode     = "node"     // this node's role changed, or its copy moved on
+	// TopicUser: what a user may do changed (disabled, deleted, a new role
+	// or password, signed out, a token revoked). Change.UserID names the
+	// user; the live streams of that user check again that it may still
+	// read them.
+	TopicUser = "user"
 )
 
 // Change says that committed state changed, for the dashboard's live pages
@@ -21,6 +26,9 @@ type Change struct {
 	Repo  string `json:"repo,omitempty"`
 	Pull  int    `json:"pull,omitempty"`
 	JobID int64  `json:"job_id,omitempty"`
+	// UserID is the user of a TopicUser change (0: any user). The change
+	// stream does not pass it on.
+	UserID int64 `json:"user_id,omitempty"`
 	// Seq numbers the changes a ChangeService published (from 1; 0 on a
 	// Change with Topic ""): with Published, a page can tell whether it
 	// missed one.

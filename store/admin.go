@@ -69,7 +69,8 @@ func (db *DB) SetUserRole(ctx context.Context, id int64, role atoll.Role, actor,
 }
 
 // SetUserDisabled disables (or enables) user id as an admin's change
-// ("user.disable" or "user.enable"); disabling signs it out everywhere.
+// ("user.disable" or "user.enable"); disabling signs it out everywhere and
+// deletes its API tokens, in the same transaction.
 func (db *DB) SetUserDisabled(ctx context.Context, id int64, disabled bool, actor, source string) error {
 	action := "user.disable"
 	if !disabled {

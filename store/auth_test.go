@@ -79,19 +79,13 @@ func TestUsersSessionsTokens(t *testing.T) {
 	if _, err := db.TokenUser(ctx, atoll.HashSecret(token)); err != nil {
 		t.Fatal(err)
 	}
-	// Disabled users' tokens stop working; revoked tokens too.
-	err = db.Update(ctx, func(tx *store.Tx) error { return tx.SetUserDisabled(alice.ID, true) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.TokenUser(ctx, atoll.HashSecret(token)); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
-		t.Fatalf("disabled user's token: err = %v", err)
-	}
+	// Revoked tokens stop working; disabled users' tokens too, for good.
+	_, otherHash := atoll.NewSecret()
 	err = db.Update(ctx, func(tx *store.Tx) error {
-		if err := tx.SetUserDisabled(alice.ID, false); err != nil {
+		if _, err := tx.RevokeToken(tokenID); err != nil {
 			return err
 		}
-		_, err := tx.RevokeToken(tokenID)
+		_, err := tx.CreateToken(alice.ID, "other", otherHash)
 		return err
 	})
 	if err != nil {
@@ -99,6 +93,20 @@ func TestUsersSessionsTokens(t *testing.T) {
 	}
 	if _, err := db.TokenUser(ctx, atoll.HashSecret(token)); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
 		t.Fatalf("revoked token: err = %v", err)
+	}
+	err = db.Update(ctx, func(tx *store.Tx) error { return tx.SetUserDisabled(alice.ID, true) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.TokenUser(ctx, otherHash); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
+		t.Fatalf("disabled user's token: err = %v", err)
+	}
+	err = db.Update(ctx, func(tx *store.Tx) error { return tx.SetUserDisabled(alice.ID, false) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.TokenUser(ctx, otherHash); atoll.ErrorCode(err) != atoll.EUNAUTHORIZED {
+		t.Fatalf("token of a re-enabled user, made before the disable: err = %v", err)
 	}
 	db.Close()
 	// Neither secret reaches the file, only their hashes.

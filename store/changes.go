@@ -36,6 +36,12 @@ func (tx *Tx) notifyJob(id int64) {
 	tx.notifyPull(atoll.TopicJob, pullID, id)
 }
 
+// notifyUser notifies that what user id may do changed: its live streams
+// check their credential again.
+func (tx *Tx) notifyUser(id int64) {
+	tx.Notify(atoll.Change{Topic: atoll.TopicUser, UserID: id})
+}
+
 // pullRef is the repository (owner/name) and number of pull request id,
 // remembered for the transaction; empty if it cannot be read.
 func (tx *Tx) pullRef(id int64) (string, int) {

@@ -23,7 +23,8 @@ func (tx *Tx) CreateSession(userID int64, hash []byte) error {
 // name (” if there was none).
 func (tx *Tx) DeleteSession(hash []byte) (string, error) {
 	var name string
-	err := tx.queryRow(`SELECT u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ?`, hash).Scan(&name)
+	var userID int64
+	err := tx.queryRow(`SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ?`, hash).Scan(&userID, &name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	} else if err != nil {
@@ -32,6 +33,7 @@ func (tx *Tx) DeleteSession(hash []byte) (string, error) {
 	if _, err := tx.exec(`DELETE FROM sessions WHERE hash = ?`, hash); err != nil {
 		return "", fmt.Errorf("store delete session: %w", err)
 	}
+	tx.notifyUser(userID)
 	return name, nil
 }
 
@@ -40,6 +42,7 @@ func (tx *Tx) endSessions(userID int64) error {
 	if _, err := tx.exec(`DELETE FROM sessions WHERE user_id = ?`, userID); err != nil {
 		return fmt.Errorf("store end sessions of user %d: %w", userID, err)
 	}
+	tx.notifyUser(userID)
 	return nil
 }
 
@@ -56,6 +59,16 @@ func (tx *Tx) DeleteExpiredSessions() (int64, error) {
 // (EUNAUTHORIZED if none, or expired). Like TokenUser, it records the use
 // at most once a minute, and only where the database is writable.
 func (db *DB) SessionUser(ctx context.Context, hash []byte) (*atoll.User, error) {
+	return db.sessionUser(ctx, hash, true)
+}
+
+// CheckSession is SessionUser without recording the use: a live stream's
+// checks must not keep an idle session alive.
+func (db *DB) CheckSession(ctx context.Context, hash []byte) (*atoll.User, error) {
+	return db.sessionUser(ctx, hash, false)
+}
+
+func (db *DB) sessionUser(ctx context.Context, hash []byte, touch bool) (*atoll.User, error) {
 	var used, expires int64
 	a, err := scanAccountPlus(db.reader().QueryRowContext(ctx, `SELECT `+prefixed("u.", userColumns)+`, s.last_used_at, s.expires_at
 		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ?`, hash), &used, &expires)
@@ -65,7 +78,7 @@ func (db *DB) SessionUser(ctx context.Context, hash []byte) (*atoll.User, error)
 	} else if err != nil {
 		return nil, fmt.Errorf("store session user: %w", err)
 	}
-	if db.Writable() && now.Sub(fromTS(used)) >= touchEvery {
+	if touch && db.Writable() && now.Sub(fromTS(used)) >= touchEvery {
 		err := db.Update(ctx, func(tx *Tx) error {
 			_, err := tx.exec(`UPDATE sessions SET last_used_at = ? WHERE hash = ?`, ts(tx.now), hash)
 			return err

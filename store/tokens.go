@@ -39,6 +39,7 @@ func (tx *Tx) RevokeToken(id int64) (*atoll.APIToken, error) {
 	if _, err := tx.exec(`DELETE FROM api_tokens WHERE id = ?`, id); err != nil {
 		return nil, fmt.Errorf("store revoke token %d: %w", id, err)
 	}
+	tx.notifyUser(t.UserID)
 	t.CreatedAt, t.LastUsedAt = fromTS(created), fromNullTS(used)
 	return &t, nil
 }
@@ -62,6 +63,16 @@ func (db *DB) Tokens(ctx context.Context) ([]*atoll.APIToken, error) {
 // (EUNAUTHORIZED if none). It records the use at most once a minute, and
 // only where the database is writable (not on a standby's copy).
 func (db *DB) TokenUser(ctx context.Context, hash []byte) (*atoll.User, error) {
+	return db.tokenUser(ctx, hash, true)
+}
+
+// CheckToken is TokenUser without recording the use, for a live stream's
+// checks.
+func (db *DB) CheckToken(ctx context.Context, hash []byte) (*atoll.User, error) {
+	return db.tokenUser(ctx, hash, false)
+}
+
+func (db *DB) tokenUser(ctx context.Context, hash []byte, touch bool) (*atoll.User, error) {
 	var id int64
 	var used sql.NullInt64
 	a, err := scanAccountPlus(db.reader().QueryRowContext(ctx, `SELECT `+prefixed("u.", userColumns)+`, t.id, t.last_used_at
@@ -72,7 +83,7 @@ func (db *DB) TokenUser(ctx context.Context, hash []byte) (*atoll.User, error) {
 		return nil, fmt.Errorf("store token user: %w", err)
 	}
 	now := db.Now()
-	if db.Writable() && (!used.Valid || now.Sub(fromTS(used.Int64)) >= touchEvery) {
+	if touch && db.Writable() && (!used.Valid || now.Sub(fromTS(used.Int64)) >= touchEvery) {
 		err := db.Update(ctx, func(tx *Tx) error {
 			_, err := tx.exec(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, ts(tx.now), id)
 			return err

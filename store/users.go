@@ -103,7 +103,11 @@ func (tx *Tx) SetUserRole(id int64, role atoll.Role) error {
 	if !role.Valid() {
 		return atoll.Errorf(atoll.EINVALID, "Unknown role %q: viewer, operator or admin.", role)
 	}
-	return tx.updateUser(id, "role", `UPDATE users SET role = ? WHERE id = ?`, string(role))
+	if err := tx.updateUser(id, "role", `UPDATE users SET role = ? WHERE id = ?`, string(role)); err != nil {
+		return err
+	}
+	tx.notifyUser(id)
+	return nil
 }
 
 // SetUserPassword replaces the bcrypt hash of local user id and ends its
@@ -115,21 +119,32 @@ func (tx *Tx) SetUserPassword(id int64, hash string) error {
 	return tx.endSessions(id)
 }
 
-// SetUserDisabled disables (or enables) user id. Disabling also ends its
-// sessions; its API tokens stop working while it is disabled.
+// SetUserDisabled disables (or enables) user id. Disabling also deletes
+// its sessions and API tokens, for good: enabling it again revives none.
 func (tx *Tx) SetUserDisabled(id int64, disabled bool) error {
 	if err := tx.updateUser(id, "disabled", `UPDATE users SET disabled = ? WHERE id = ?`, disabled); err != nil {
 		return err
 	}
-	if disabled {
-		return tx.endSessions(id)
+	tx.notifyUser(id)
+	if !disabled {
+		return nil
+	}
+	if err := tx.endSessions(id); err != nil {
+		return err
+	}
+	if _, err := tx.exec(`DELETE FROM api_tokens WHERE user_id = ?`, id); err != nil {
+		return fmt.Errorf("store revoke tokens of user %d: %w", id, err)
 	}
 	return nil
 }
 
 // DeleteUser deletes user id with its sessions and API tokens.
 func (tx *Tx) DeleteUser(id int64) error {
-	return tx.updateUser(id, "delete", `DELETE FROM users WHERE id = ?`)
+	if err := tx.updateUser(id, "delete", `DELETE FROM users WHERE id = ?`); err != nil {
+		return err
+	}
+	tx.notifyUser(id)
+	return nil
 }
 
 // CountAdmins counts the enabled admins, so that the last one is never

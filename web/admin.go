@@ -124,7 +124,7 @@ func (s *Server) handleDisableUser(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	disable := r.PostFormValue("disabled") != "false"
-	msg := "Disabled " + a.Name + ": signed out everywhere."
+	msg := "Disabled " + a.Name + ": signed out everywhere, API tokens revoked."
 	if !disable {
 		msg = "Enabled " + a.Name + "."
 	}

@@ -19,7 +19,11 @@ const sseHeartbeat = 15 * time.Second
 // and a comment every sseHeartbeat. A Change with Topic "" means the page
 // must re-read everything: the stream fell behind. Changes are not kept: a
 // client whose page or last change is older than the hello's mark re-reads
-// what it shows (assets/live.js does).
+// what it shows (assets/live.js does). The stream lasts only as long as
+// its user may read it: once the user is disabled or deleted, or the
+// session or token it was opened with ends, it sends an `ended` event and
+// closes (see watchAccess). Changes of users (TopicUser) are passed on
+// without saying whose.
 func (s *Server) handleChanges(w http.ResponseWriter, r *http.Request) {
 	if s.Changes == nil {
 		s.error(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "Live updates are not available on this server."))
@@ -30,6 +34,8 @@ func (s *Server) handleChanges(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	ctx, stopWatch := s.watchAccess(r, atoll.RoleViewer)
+	defer stopWatch()
 	changes, cancel := s.Changes.Subscribe()
 	defer cancel()
 	rc := http.NewResponseController(w)
@@ -63,6 +69,7 @@ func (s *Server) handleChanges(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
+			c.UserID = 0 // whose access changed is the admins' business
 			b, _ := json.Marshal(c)
 			if !write(append(append([]byte("data: "), b...), '\n', '\n')) {
 				return
@@ -73,7 +80,11 @@ func (s *Server) handleChanges(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-s.streamsEnd:
 			return
-		case <-r.Context().Done():
+		case <-ctx.Done():
+			if accessEnded(ctx) {
+				ended, _ := json.Marshal(map[string]string{"reason": errAccessEnded.Error()})
+				write(fmt.Appendf(nil, "event: ended\ndata: %s\n\n", ended))
+			}
 			return
 		}
 	}

@@ -11,3 +11,6 @@ func (s *Server) Patterns() []string { return slices.Clone(s.patterns) }
 
 // SetLoginClock makes s's sign-in limiter read now instead of the clock.
 func SetLoginClock(s *Server, now func() time.Time) { s.logins.clock = now }
+
+// SetStreamRecheck makes s's live streams check their credential every d.
+func SetStreamRecheck(s *Server, d time.Duration) { s.streamRecheck = d }

@@ -47,11 +47,7 @@ func (s *Server) identify(next http.Handler) http.Handler {
 // an ended session), or why its credentials are refused.
 func (s *Server) whoIs(w http.ResponseWriter, r *http.Request) (*atoll.User, error) {
 	ctx := r.Context()
-	token := r.Header.Get("X-Atlantis-Token")
-	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-		token = strings.TrimSpace(b)
-	}
-	if token != "" {
+	if token := requestToken(r); token != "" {
 		if s.APISecret != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.APISecret)) == 1 {
 			u := apiSecretUser
 			return &u, nil
@@ -70,6 +66,15 @@ func (s *Server) whoIs(w http.ResponseWriter, r *http.Request) (*atoll.User, err
 		return u, err
 	}
 	return nil, nil
+}
+
+// requestToken is the API token r carries (Authorization: Bearer, else
+// X-Atlantis-Token), or "".
+func requestToken(r *http.Request) string {
+	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return strings.TrimSpace(b)
+	}
+	return r.Header.Get("X-Atlantis-Token")
 }
 
 // openPath reports the routes that need nobody signed in: webhooks (signed

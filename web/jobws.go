@@ -38,7 +38,10 @@ var upgrader = websocket.Upgrader{
 // the lines ready at once (at most maxBatch), which costs a viewer that
 // falls behind one message per batch instead of one per line. A viewer
 // that lost its connection reconnects with from = the last seq it received
-// + 1 and gets exactly the lines it lacks.
+// + 1 and gets exactly the lines it lacks. The stream lasts only as long
+// as its user may read it: once the user is disabled or deleted, or the
+// session or token it was opened with ends, it is closed with code 1008
+// (policy violation; see watchAccess).
 func (s *Server) handleJobWS(w http.ResponseWriter, r *http.Request) {
 	job, err := s.job(r)
 	if err != nil {
@@ -74,11 +77,21 @@ func (s *Server) handleJobWS(w http.ResponseWriter, r *http.Request) {
 		return // Upgrade has answered the client
 	}
 	defer conn.Close()
-	ctx, stop := context.WithCancel(r.Context())
+	access, stopWatch := s.watchAccess(r, atoll.RoleViewer)
+	defer stopWatch()
+	ctx, stop := context.WithCancel(access)
 	defer stop()
 	go readUntilClosed(conn, stop)
 
 	st := &logStream{s: s, conn: conn, jobID: job.ID, next: from, batch: r.URL.Query().Get("batch") == "1"}
+	// However the stream ends (between lines, or in a read of the store),
+	// a user who lost access is told why before the connection closes.
+	defer func() {
+		if accessEnded(access) && !st.closed {
+			msg := websocket.FormatCloseMessage(websocket.ClosePolicyViolation, errAccessEnded.Error())
+			conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(wsWrite))
+		}
+	}()
 	if err := st.catchUp(ctx, 0); err != nil {
 		return
 	}
@@ -155,6 +168,8 @@ type logStream struct {
 	// batch sends arrays of lines: pending holds those not written yet.
 	batch   bool
 	pending []atoll.LogLine
+	// closed is set once a close frame was sent.
+	closed bool
 }
 
 // send sends l, or adds it to the pending batch (written when full, or by
@@ -215,6 +230,7 @@ func (st *logStream) drain(ctx context.Context, live <-chan atoll.LogLine) error
 
 // close ends the stream normally: the client stops reconnecting.
 func (st *logStream) close(reason string) {
+	st.closed = true
 	msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, reason)
 	st.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(wsWrite))
 }

@@ -81,6 +81,9 @@ type Server struct {
 	logins   loginLimiter
 	warns    *warnLimiter
 	streams  streamLimit
+	// streamRecheck is how often a live stream checks its credential
+	// again (zero means defaultStreamRecheck; tests shorten it).
+	streamRecheck time.Duration
 	// streamsEnd is closed by Shutdown: long-lived responses (the change
 	// stream) end, as Shutdown waits for every response.
 	streamsEnd  chan struct{}
