@@ -368,6 +368,12 @@
 					if (header) refresh(header);
 					return;
 				}
+				if (ev.code === 1008) { // the viewer's access ended (disabled, signed out)
+					flush();
+					log.setAttribute("data-live", "false");
+					window.location.reload(); // shows the sign-in page, not a stale log
+					return;
+				}
 				// Lost: resume after the last line received, backing off.
 				setTimeout(connect, backoff);
 				backoff = Math.min(backoff * 2, 30000);
