@@ -65,20 +65,23 @@ func (f Freeze) Message() string {
 // PlanRef is what deciding on a plan, or applying it, needs to know about
 // the plan: whose it is and whether it can still be applied.
 type PlanRef struct {
-	ID         int64     `json:"id"`
-	SHA256     string    `json:"sha256"`
-	PullID     int64     `json:"-"`
-	ProjectID  int64     `json:"-"`
-	Repo       string    `json:"repo"`
-	VCS        string    `json:"-"`
-	Pull       int       `json:"pull"`
-	PullAuthor string    `json:"-"`
-	Project    string    `json:"project,omitempty"`
-	Dir        string    `json:"dir"`
-	Workspace  string    `json:"workspace"`
-	CreatedAt  time.Time `json:"created_at"`
-	Applied    bool      `json:"applied"`
-	Discarded  bool      `json:"discarded"`
+	ID         int64  `json:"id"`
+	SHA256     string `json:"sha256"`
+	PullID     int64  `json:"-"`
+	ProjectID  int64  `json:"-"`
+	Repo       string `json:"repo"`
+	VCS        string `json:"-"`
+	Pull       int    `json:"pull"`
+	PullAuthor string `json:"-"`
+	// Trigger is who ran the plan: the VCS login of a comment's author or
+	// a webhook's sender, or the Atoll account of a dashboard or API user.
+	Trigger   string    `json:"-"`
+	Project   string    `json:"project,omitempty"`
+	Dir       string    `json:"dir"`
+	Workspace string    `json:"workspace"`
+	CreatedAt time.Time `json:"created_at"`
+	Applied   bool      `json:"applied"`
+	Discarded bool      `json:"discarded"`
 	// Latest is false once a newer plan of the same project and pull
 	// request exists.
 	Latest bool `json:"latest"`
@@ -98,6 +101,9 @@ type PlanDecision struct {
 	Source   string // where the decision came from (the client's address)
 	// TTL is how long an approval lasts (zero: DefaultApprovalTTL).
 	TTL time.Duration
+	// FourEyes (--approval-four-eyes) also keeps the plan's trigger from
+	// approving it; the pull request's author never may.
+	FourEyes bool
 }
 
 // ApprovalService reads plans' approvals and records decisions.
@@ -105,7 +111,10 @@ type ApprovalService interface {
 	// PlanRef is ENOTFOUND if there is no plan id.
 	PlanRef(ctx context.Context, id int64) (*PlanRef, error)
 	PlanApprovals(ctx context.Context, planID int64) ([]Approval, error)
-	// DecidePlan records d with its audit event, both or neither.
+	// DecidePlan records d with its audit event, both or neither. An
+	// approval by the pull request's author, or with d.FourEyes by the
+	// plan's trigger, is EFORBIDDEN: the user is recognised by account
+	// name and by the account's VCS logins.
 	DecidePlan(ctx context.Context, d PlanDecision) (*Approval, error)
 	// PlanDecision is the plan's standing approval or rejection, or nil.
 	PlanDecision(ctx context.Context, planID int64) (*Approval, error)

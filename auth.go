@@ -73,6 +73,10 @@ type Account struct {
 	// OIDCSubject is "issuer subject" of an OIDC user.
 	OIDCSubject string `json:"-"`
 	Disabled    bool   `json:"disabled"`
+	// VCSLogins are the user's logins on the VCS hosts (see
+	// NormalizeVCSLogins), through which plan approvals recognise the
+	// author of a pull request and the trigger of a plan as this user.
+	VCSLogins []string `json:"vcs_logins"`
 }
 
 // User sources: how a user signs in (User.Source). Named apart from the
@@ -125,6 +129,9 @@ type OIDCSignIn struct {
 	// Role is the role the provider's claims grant ("" if they grant none:
 	// an existing account keeps its role, a new one is a viewer).
 	Role Role
+	// VCSLogins, from the claim --oidc-vcs-login-claim names, are added to
+	// the account's VCS logins (never removed: an admin removes them).
+	VCSLogins []string
 }
 
 // UserService keeps users, their sessions and API tokens. Every change is
@@ -151,6 +158,9 @@ type UserService interface {
 	// SetUserDisabled disables (or enables) a user. Disabling deletes the
 	// user's sessions and API tokens for good: enabling revives none.
 	SetUserDisabled(ctx context.Context, id int64, disabled bool, actor, source string) error
+	// SetUserVCSLogins replaces the VCS logins of user id (normalized by
+	// NormalizeVCSLogins; EINVALID if one is not a login).
+	SetUserVCSLogins(ctx context.Context, id int64, logins []string, actor, source string) error
 	DeleteUser(ctx context.Context, id int64, actor, source string) error
 	CreateToken(ctx context.Context, userID int64, name string, hash []byte, actor, source string) error
 	RevokeToken(ctx context.Context, id int64, actor, source string) (*APIToken, error)

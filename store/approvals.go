@@ -17,11 +17,12 @@ func planRef(ctx context.Context, q querier, id int64) (*atoll.PlanRef, error) {
 	var created int64
 	var applied, discarded sql.NullInt64
 	err := q.QueryRowContext(ctx, `
-		SELECT pl.id, pl.sha256, pl.pull_id, pl.project_id, r.owner || '/' || r.name, r.vcs, pu.number, pu.author,
+		SELECT pl.id, pl.sha256, pl.pull_id, pl.project_id, r.owner || '/' || r.name, r.vcs, pu.number, pu.author, COALESCE(j.user, ''),
 			pr.name, pr.dir, pr.workspace, pl.created_at, pl.applied_at, pl.discarded_at,
 			NOT EXISTS (SELECT 1 FROM plans n WHERE n.pull_id = pl.pull_id AND n.project_id = pl.project_id AND n.id > pl.id)
 		FROM plans pl JOIN pulls pu ON pu.id = pl.pull_id JOIN repos r ON r.id = pu.repo_id JOIN projects pr ON pr.id = pl.project_id
-		WHERE pl.id = ?`, id).Scan(&p.ID, &p.SHA256, &p.PullID, &p.ProjectID, &p.Repo, &p.VCS, &p.Pull, &p.PullAuthor,
+			LEFT JOIN jobs j ON j.id = pl.job_id
+		WHERE pl.id = ?`, id).Scan(&p.ID, &p.SHA256, &p.PullID, &p.ProjectID, &p.Repo, &p.VCS, &p.Pull, &p.PullAuthor, &p.Trigger,
 		&p.Project, &p.Dir, &p.Workspace, &created, &applied, &discarded, &p.Latest)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, atoll.Errorf(atoll.ENOTFOUND, "Plan %d not found.", id)
@@ -49,7 +50,8 @@ const maxReason = 1000
 // plan of its project, neither applied nor discarded, can be decided on
 // (ECONFLICT, nothing written); a pull request's author cannot approve its
 // plans (EFORBIDDEN), as a GitHub review or Atlantis's approved requirement
-// needs someone other than the author.
+// needs someone other than the author, and with d.FourEyes neither can the
+// plan's trigger (approverRefusal).
 func (tx *Tx) DecidePlan(d atoll.PlanDecision) (*atoll.Approval, error) {
 	d.Reason = strings.TrimSpace(d.Reason)
 	switch {
@@ -79,8 +81,11 @@ func (tx *Tx) DecidePlan(d atoll.PlanDecision) (*atoll.Approval, error) {
 		return nil, atoll.Errorf(atoll.ECONFLICT, "Cannot %s plan %d of %s: it was discarded (unlocked, or the pull request changed or closed). Plan again.", verb, p.ID, p.Label())
 	case !p.Latest:
 		return nil, atoll.Errorf(atoll.ECONFLICT, "Cannot %s plan %d of %s: it is not the latest plan of the project; decide on the newest one.", verb, p.ID, p.Label())
-	case d.Decision == atoll.DecisionApprove && p.PullAuthor != "" && strings.EqualFold(p.PullAuthor, d.User):
-		return nil, atoll.Errorf(atoll.EFORBIDDEN, "%s opened this pull request: someone else must approve its plans.", d.User)
+	}
+	if d.Decision == atoll.DecisionApprove {
+		if err := tx.approverRefusal(p, d.User, d.FourEyes); err != nil {
+			return nil, err
+		}
 	}
 	ttl := d.TTL
 	if ttl <= 0 {

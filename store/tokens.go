@@ -99,12 +99,13 @@ func (db *DB) tokenUser(ctx context.Context, hash []byte, touch bool) (*atoll.Us
 func scanAccountPlus(s scanner, extra ...any) (*atoll.Account, error) {
 	var a atoll.Account
 	var created int64
-	var role string
-	dest := append([]any{&a.ID, &a.Name, &role, &a.Source, &a.PasswordHash, &a.OIDCSubject, &a.Disabled, &created}, extra...)
+	var role, logins string
+	dest := append([]any{&a.ID, &a.Name, &role, &a.Source, &a.PasswordHash, &a.OIDCSubject, &a.Disabled, &created, &logins}, extra...)
 	if err := s.Scan(dest...); err != nil {
 		return nil, err
 	}
 	a.Role = atoll.Role(role)
+	a.VCSLogins = strings.Fields(logins)
 	a.CreatedAt = fromTS(created)
 	return &a, nil
 }

@@ -9,19 +9,9 @@ import (
 	"github.com/atollhq/atoll"
 )
 
-const userColumns = `id, name, role, source, password_hash, oidc_subject, disabled, created_at`
+const userColumns = `id, name, role, source, password_hash, oidc_subject, disabled, created_at, vcs_logins`
 
-func scanAccount(s scanner) (*atoll.Account, error) {
-	var a atoll.Account
-	var created int64
-	var role string
-	if err := s.Scan(&a.ID, &a.Name, &role, &a.Source, &a.PasswordHash, &a.OIDCSubject, &a.Disabled, &created); err != nil {
-		return nil, err
-	}
-	a.Role = atoll.Role(role)
-	a.CreatedAt = fromTS(created)
-	return &a, nil
-}
+func scanAccount(s scanner) (*atoll.Account, error) { return scanAccountPlus(s) }
 
 func accountWhere(ctx context.Context, q querier, what, where string, args ...any) (*atoll.Account, error) {
 	a, err := scanAccount(q.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+where, args...))
@@ -160,7 +150,8 @@ func (tx *Tx) CountAdmins() (int, error) {
 // OIDCUser finds the account of in.Subject, or creates it, in one
 // transaction: a disabled account is EUNAUTHORIZED, an existing account
 // takes the role the provider grants, and a new account is named in.Name,
-// or in.AltName if a local account has that name.
+// or in.AltName if a local account has that name. The account gains the
+// VCS logins of in.VCSLogins it lacks.
 func (db *DB) OIDCUser(ctx context.Context, in atoll.OIDCSignIn) (*atoll.User, error) {
 	var u *atoll.User
 	err := db.Update(ctx, func(tx *Tx) error {
@@ -177,7 +168,7 @@ func (db *DB) OIDCUser(ctx context.Context, in atoll.OIDCSignIn) (*atoll.User, e
 				a.Role = in.Role
 			}
 			u = &a.User
-			return nil
+			return tx.addOIDCVCSLogins(a, in.VCSLogins)
 		case atoll.ErrorCode(err) != atoll.ENOTFOUND:
 			return err
 		}
@@ -188,8 +179,10 @@ func (db *DB) OIDCUser(ctx context.Context, in atoll.OIDCSignIn) (*atoll.User, e
 		if _, err := tx.UserByName(name); err == nil {
 			name = in.AltName
 		}
-		u, err = tx.CreateUser(atoll.NewUser{Name: name, Role: role, Source: atoll.UserSourceOIDC, OIDCSubject: in.Subject})
-		return err
+		if u, err = tx.CreateUser(atoll.NewUser{Name: name, Role: role, Source: atoll.UserSourceOIDC, OIDCSubject: in.Subject}); err != nil {
+			return err
+		}
+		return tx.addOIDCVCSLogins(&atoll.Account{User: *u}, in.VCSLogins)
 	})
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ func (s *Server) adminRoutes(mux *routeMux) {
 	mux.HandleFunc("POST /admin/users", admin(s.handleCreateUser))
 	mux.HandleFunc("POST /admin/users/{id}/role", admin(s.handleSetUserRole))
 	mux.HandleFunc("POST /admin/users/{id}/disable", admin(s.handleDisableUser))
+	mux.HandleFunc("POST /admin/users/{id}/vcs-logins", admin(s.handleSetUserVCSLogins))
 	mux.HandleFunc("POST /admin/users/{id}/delete", admin(s.handleDeleteUser))
 	mux.HandleFunc("POST /admin/tokens", admin(s.handleCreateToken))
 	mux.HandleFunc("POST /admin/tokens/{id}/revoke", admin(s.handleRevokeToken))
@@ -129,6 +130,26 @@ func (s *Server) handleDisableUser(w http.ResponseWriter, r *http.Request) {
 		msg = "Enabled " + a.Name + "."
 	}
 	err = s.DB.SetUserDisabled(r.Context(), id, disable, atoll.UserFromContext(r.Context()).Name, source(r))
+	s.adminChanged(w, r, msg, err)
+}
+
+// handleSetUserVCSLogins replaces a user's VCS logins (vcs_logins, comma-
+// or space-separated; empty clears them).
+func (s *Server) handleSetUserVCSLogins(w http.ResponseWriter, r *http.Request) {
+	id, a, err := s.formUser(r)
+	var logins []string
+	if err == nil {
+		logins, err = atoll.ParseVCSLogins(r.PostFormValue("vcs_logins"))
+	}
+	if err != nil {
+		s.failed(w, r, "/admin", err)
+		return
+	}
+	err = s.DB.SetUserVCSLogins(r.Context(), id, logins, atoll.UserFromContext(r.Context()).Name, source(r))
+	msg := a.Name + " has no VCS logins now."
+	if len(logins) > 0 {
+		msg = "VCS logins of " + a.Name + ": " + strings.Join(logins, ", ") + "."
+	}
 	s.adminChanged(w, r, msg, err)
 }
 

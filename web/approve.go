@@ -69,7 +69,7 @@ func (s *Server) decide(r *http.Request, id int64, decision, reason string) (*at
 		return nil, atoll.Errorf(atoll.EUNAUTHORIZED, "Sign in first.")
 	}
 	return s.DB.DecidePlan(r.Context(), atoll.PlanDecision{PlanID: id, Decision: decision, User: u.Name, Reason: reason,
-		Source: source(r), TTL: s.ApprovalTTL})
+		Source: source(r), TTL: s.ApprovalTTL, FourEyes: s.ApprovalFourEyes})
 }
 
 func decisionMessage(a *atoll.Approval, required bool) string {

@@ -29,6 +29,10 @@ type OIDC struct {
 	AdminUsers   []string
 	// OperatorUsers are made operators.
 	OperatorUsers []string
+	// VCSLoginClaim names the ID token claim (a string or a list of
+	// strings) whose values are added to the account's VCS logins at each
+	// sign-in (--oidc-vcs-login-claim; "" reads none).
+	VCSLoginClaim string
 
 	mu       sync.Mutex
 	provider *oidc.Provider // discovered on first use, so start-up does not need the provider
@@ -94,6 +98,8 @@ type oidcClaims struct {
 	Email             string `json:"email"`
 	EmailVerified     bool   `json:"email_verified"`
 	PreferredUsername string `json:"preferred_username"`
+	// vcsLogins are the values of the OIDC's VCSLoginClaim.
+	vcsLogins []string
 }
 
 // handleOIDCCallback finishes the flow: the state must match the cookie's,
@@ -162,6 +168,9 @@ func (s *Server) oidcUser(r *http.Request) (*atoll.User, string, error) {
 	if err := idt.Claims(&cl); err != nil {
 		return nil, "", fmt.Errorf("oidc claims: %w", err)
 	}
+	if cl.vcsLogins, err = s.OIDC.claimedVCSLogins(idt); err != nil {
+		return nil, "", err
+	}
 	u, err := s.oidcAccount(ctx, idt.Issuer, idt.Subject, cl)
 	return u, safeBack(string(nextB)), err
 }
@@ -192,5 +201,29 @@ func (s *Server) oidcAccount(ctx context.Context, issuer, subject string, cl oid
 		name = cl.PreferredUsername
 	}
 	// "oidc:subject" if a local account has the name.
-	return s.DB.OIDCUser(ctx, atoll.OIDCSignIn{Subject: key, Name: name, AltName: "oidc:" + subject, Role: role})
+	return s.DB.OIDCUser(ctx, atoll.OIDCSignIn{Subject: key, Name: name, AltName: "oidc:" + subject, Role: role, VCSLogins: cl.vcsLogins})
+}
+
+// claimedVCSLogins are the values of the VCSLoginClaim of the ID token: a
+// string or the strings of a list (anything else is ignored).
+func (o *OIDC) claimedVCSLogins(idt *oidc.IDToken) ([]string, error) {
+	if o.VCSLoginClaim == "" {
+		return nil, nil
+	}
+	var all map[string]any
+	if err := idt.Claims(&all); err != nil {
+		return nil, fmt.Errorf("oidc claims: %w", err)
+	}
+	var out []string
+	switch v := all[o.VCSLoginClaim].(type) {
+	case string:
+		out = append(out, v)
+	case []any:
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
 }

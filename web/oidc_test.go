@@ -40,6 +40,8 @@ type oidcProvider struct {
 	codes map[string]authorization
 	// Tamper with the next ID tokens.
 	audience, nonce string
+	// extra claims of the ID tokens.
+	extra map[string]any
 }
 
 type authorization struct{ nonce, challenge, redirectURI string }
@@ -100,8 +102,12 @@ func newOIDCProvider(t *testing.T) *oidcProvider {
 			nonce = a.nonce
 		}
 		now := time.Now()
-		claims, _ := json.Marshal(map[string]any{"iss": p.srv.URL, "sub": p.subject, "aud": aud, "iat": now.Unix(),
-			"exp": now.Add(time.Hour).Unix(), "nonce": nonce, "email": p.email, "email_verified": true})
+		all := map[string]any{"iss": p.srv.URL, "sub": p.subject, "aud": aud, "iat": now.Unix(),
+			"exp": now.Add(time.Hour).Unix(), "nonce": nonce, "email": p.email, "email_verified": true}
+		for k, v := range p.extra {
+			all[k] = v
+		}
+		claims, _ := json.Marshal(all)
 		signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: key, KeyID: "k1"}}, (&jose.SignerOptions{}).WithType("JWT"))
 		if err != nil {
 			http.Error(w, err.Error(), 500)

@@ -140,6 +140,7 @@ func routeMatrix(f *authFixture, t *testing.T) []matrixRoute {
 		{pattern: "POST /admin/users", path: "/admin/users", body: "name=eve&role=admin&password=a+long+password", okBy: "name=&role=admin", want: adminOnly(400)},
 		{pattern: "POST /admin/users/{id}/role", path: "/admin/users/" + user + "/role", body: "role=admin", okPath: "/admin/users/999999/role", want: adminOnly(404)},
 		{pattern: "POST /admin/users/{id}/disable", path: "/admin/users/" + user + "/disable", body: "disabled=true", okPath: "/admin/users/999999/disable", want: adminOnly(404)},
+		{pattern: "POST /admin/users/{id}/vcs-logins", path: "/admin/users/" + user + "/vcs-logins", body: "vcs_logins=eve", okPath: "/admin/users/999999/vcs-logins", want: adminOnly(404)},
 		{pattern: "POST /admin/users/{id}/delete", path: "/admin/users/" + user + "/delete", okPath: "/admin/users/999999/delete", want: adminOnly(404)},
 		{pattern: "POST /admin/tokens", path: "/admin/tokens", body: "user=viewer-user&name=x", okBy: "user=nobody&name=x", want: adminOnly(404)},
 		{pattern: "POST /admin/tokens/{id}/revoke", path: "/admin/tokens/" + token + "/revoke", okPath: "/admin/tokens/999999/revoke", want: adminOnly(404)},
@@ -228,7 +229,7 @@ func (f *authFixture) dbState(t *testing.T, planID int64) string {
 		t.Fatal(err)
 	}
 	for _, u := range users {
-		fmt.Fprintf(&b, "user %s %s %v; ", u.Name, u.Role, u.Disabled)
+		fmt.Fprintf(&b, "user %s %s %v %q; ", u.Name, u.Role, u.Disabled, u.VCSLogins)
 	}
 	toks, err := f.db.Tokens(ctx)
 	if err != nil {

@@ -48,6 +48,9 @@ type Server struct {
 	// ApprovalTTL is how long a plan approval lasts (--approval-ttl; zero
 	// means atoll.DefaultApprovalTTL).
 	ApprovalTTL time.Duration
+	// ApprovalFourEyes keeps a plan's trigger from approving it, as its
+	// pull request's author never may (--approval-four-eyes).
+	ApprovalFourEyes bool
 	// OIDC, if set, adds sign-in through an OpenID Connect provider.
 	OIDC    *OIDC
 	Metrics *Metrics

@@ -26,6 +26,7 @@ type authConfig struct {
 	OIDCClientSecret  string
 	OIDCAdminUsers    string
 	OIDCOperatorUsers string
+	OIDCVCSLoginClaim string
 }
 
 func authFlags(fs *flag.FlagSet, c *authConfig) {
@@ -35,13 +36,14 @@ func authFlags(fs *flag.FlagSet, c *authConfig) {
 	fs.StringVar(&c.OIDCClientSecret, "oidc-client-secret", "", "OIDC client secret")
 	fs.StringVar(&c.OIDCAdminUsers, "oidc-admin-users", "", "comma-separated emails (verified by the provider) or subjects of OIDC users who are admins")
 	fs.StringVar(&c.OIDCOperatorUsers, "oidc-operator-users", "", "comma-separated emails or subjects of OIDC users who are operators (others are viewers)")
+	fs.StringVar(&c.OIDCVCSLoginClaim, "oidc-vcs-login-claim", "", "ID token claim (a string or a list) whose values are added to the OIDC user's VCS logins at each sign-in, e.g. preferred_username")
 }
 
 func (c *authConfig) validate() error {
 	if c.AdminPassword != "" && (len(c.AdminPassword) < 8 || len(c.AdminPassword) > 72) {
 		return fmt.Errorf("--admin-password must be 8 to 72 bytes long")
 	}
-	if (c.OIDCClientID != "" || c.OIDCClientSecret != "" || c.OIDCAdminUsers != "" || c.OIDCOperatorUsers != "") && c.OIDCIssuer == "" {
+	if (c.OIDCClientID != "" || c.OIDCClientSecret != "" || c.OIDCAdminUsers != "" || c.OIDCOperatorUsers != "" || c.OIDCVCSLoginClaim != "") && c.OIDCIssuer == "" {
 		return fmt.Errorf("--oidc-* flags need --oidc-issuer")
 	}
 	if c.OIDCIssuer != "" && c.OIDCClientID == "" {
@@ -56,7 +58,7 @@ func (c *authConfig) oidc() *web.OIDC {
 		return nil
 	}
 	return &web.OIDC{Issuer: c.OIDCIssuer, ClientID: c.OIDCClientID, ClientSecret: c.OIDCClientSecret,
-		AdminUsers: splitList(c.OIDCAdminUsers), OperatorUsers: splitList(c.OIDCOperatorUsers)}
+		AdminUsers: splitList(c.OIDCAdminUsers), OperatorUsers: splitList(c.OIDCOperatorUsers), VCSLoginClaim: strings.TrimSpace(c.OIDCVCSLoginClaim)}
 }
 
 func splitList(s string) []string {

@@ -53,6 +53,8 @@ type Config struct {
 	// before apply, and how long one lasts.
 	PlanApproval string
 	ApprovalTTL  time.Duration
+	// ApprovalFourEyes: a plan's trigger cannot approve it either.
+	ApprovalFourEyes bool
 
 	Retention store.Retention // --retain-* (retention.go)
 
@@ -122,6 +124,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.NodeID, "node-id", "", "this node's name (default FLY_MACHINE_ID or the hostname)")
 	fs.StringVar(&c.PlanApproval, "plan-approval", "", "plans that must be approved in Atoll (dashboard or API) before apply: comma-separated *, a repository's full name (owner/repo, org/project/repo on Azure DevOps), or that followed by /PROJECT (name or dir), globs allowed (default with --demo: "+demo.PlanApproval+")")
 	fs.DurationVar(&c.ApprovalTTL, "approval-ttl", atoll.DefaultApprovalTTL, "how long a plan approval lasts")
+	fs.BoolVar(&c.ApprovalFourEyes, "approval-four-eyes", false, "four-eyes plan approval: whoever triggered a plan cannot approve it either (the pull request's author never can)")
 	fs.StringVar(&c.DemoVCS, "demo-vcs", "", "with --demo, name the demo repository as this host would: azuredevops gives demo-org/demo-project/infra (still a local repository)")
 	fs.BoolVar(&c.Demo, "demo", false, "run the self-contained demo (local repository, no credentials, 127.0.0.1 unless --addr)")
 	authFlags(fs, &c.authConfig)

@@ -120,6 +120,11 @@ func TestAuthFlags(t *testing.T) {
 				return c.OIDCClientSecret == "client-secret" && c.OIDCAdminUsers == "a@example.com, sub-1"
 			}},
 		{"oidc without issuer", []string{"--oidc-client-id", "atoll"}, nil, "need --oidc-issuer", nil},
+		{"vcs login claim without issuer", []string{"--oidc-vcs-login-claim", "github_login"}, nil, "need --oidc-issuer", nil},
+		{"vcs login claim from the env", nil, map[string]string{"ATOLL_OIDC_ISSUER": "https://id.example", "ATOLL_OIDC_CLIENT_ID": "atoll",
+			"ATOLL_OIDC_VCS_LOGIN_CLAIM": "github_login"}, "", func(c *main.Config) bool { return c.OIDCVCSLoginClaim == "github_login" }},
+		{"four-eyes from the env", nil, map[string]string{"ATOLL_APPROVAL_FOUR_EYES": "true"}, "", func(c *main.Config) bool { return c.ApprovalFourEyes }},
+		{"four-eyes off by default", nil, nil, "", func(c *main.Config) bool { return !c.ApprovalFourEyes }},
 		{"oidc without client id", []string{"--oidc-issuer", "https://id.example"}, nil, "needs --oidc-client-id", nil},
 		{"checks with a token", []string{"--gh-checks", "--gh-token", "x", "--gh-webhook-secret", "y"}, nil, "--gh-checks needs a GitHub App (--gh-app-id", nil},
 		{"checks alone", []string{"--gh-checks"}, nil, "--gh-checks needs a GitHub App", nil},

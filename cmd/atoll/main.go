@@ -231,7 +231,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	srv := &web.Server{DB: m.DB, Providers: providers, Hosts: webhookHosts, Logger: m.Logger, Version: Version, Node: c.NodeID,
-		APISecret: c.APISecret, Demo: c.Demo, ApprovalTTL: c.ApprovalTTL, OIDC: c.oidc(), Changes: m.Changes,
+		APISecret: c.APISecret, Demo: c.Demo, ApprovalTTL: c.ApprovalTTL, ApprovalFourEyes: c.ApprovalFourEyes, OIDC: c.oidc(), Changes: m.Changes,
 		Now:       func() time.Time { return m.DB.Now() }, // read each time, as the store does
 		Profiling: c.EnableProfilingAPI}
 	if srv.TLS, err = c.tlsConfig(); err != nil {
