@@ -101,7 +101,7 @@ func TestSecurityMigrationRevokesDisabledUsersTokens(t *testing.T) {
 		if err := tx.Exec(`UPDATE users SET disabled = 1 WHERE id = ?`, alice.ID); err != nil {
 			return err
 		}
-		return tx.Exec(`DELETE FROM schema_migrations WHERE name = 'migrations/0012_revoke_disabled_users.sql'`)
+		return tx.Exec(`DELETE FROM schema_migrations WHERE name = 'migrations/0013_revoke_disabled_users.sql'`)
 	})
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
