@@ -193,6 +193,9 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	} else {
 		// ApplyArgs: jobs queued before workflows ran as steps.
 		args := append(append([]string{}, j.Spec.ApplyArgs...), j.Spec.ExtraArgs...)
+		if err := r.checkVarFiles(dir, j.Dir, args); err != nil {
+			return err
+		}
 		sink.Write(atoll.StreamAtoll, commandLine(terraform.ApplyArgv(planFileName(j), args)))
 		res.Output, err = r.terraformFor(w, j).Apply(ctx, dir, planFile, args, sink.emit)
 	}

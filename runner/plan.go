@@ -275,6 +275,9 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 		}
 		// PlanArgs: jobs queued before workflows ran as steps.
 		args := planArgs(dir, j, j.Spec.PlanArgs)
+		if err := r.checkVarFiles(dir, j.Dir, args); err != nil {
+			return err
+		}
 		sink.Write(atoll.StreamAtoll, commandLine(terraform.PlanArgv(planFileName(j), args)))
 		out, _, err := r.terraformFor(w, j).Plan(ctx, dir, planFile, args, sink.emit)
 		res.Output = out

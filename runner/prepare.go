@@ -41,5 +41,10 @@ func (r *Runner) checkoutProject(ctx context.Context, w *work, j *atoll.Job, sin
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return "", atoll.Errorf(atoll.EINVALID, "Directory %q does not exist at %s.", j.Dir, short(j.HeadSHA))
 	}
+	// A symbolic link committed to the repository could lead Terraform,
+	// and the .terraform directory it writes, anywhere on the server.
+	if ok, err := inside(root, dir); err != nil || !ok {
+		return "", atoll.Errorf(atoll.EINVALID, "Directory %q leads outside the repository through a symbolic link.", j.Dir)
+	}
 	return dir, nil
 }

@@ -85,6 +85,9 @@ func (s *steps) run(ctx context.Context, list []atoll.Step) error {
 
 func (s *steps) plan(ctx context.Context, st atoll.Step) error {
 	args := planArgs(s.dir, s.j, st.ExtraArgs)
+	if err := s.r.checkVarFiles(s.dir, s.j.Dir, args); err != nil {
+		return err
+	}
 	s.sink.Write(atoll.StreamAtoll, commandLine(terraform.PlanArgv(planFileName(s.j), args)))
 	out, _, err := s.terraform().Plan(ctx, s.dir, s.planFile, args, s.sink.emit)
 	s.outputs = append(s.outputs, out)
@@ -117,6 +120,9 @@ func (s *steps) show(ctx context.Context) error {
 
 func (s *steps) apply(ctx context.Context, st atoll.Step) error {
 	args := append(append([]string{}, st.ExtraArgs...), s.j.Spec.ExtraArgs...)
+	if err := s.r.checkVarFiles(s.dir, s.j.Dir, args); err != nil {
+		return err
+	}
 	s.sink.Write(atoll.StreamAtoll, commandLine(terraform.ApplyArgv(planFileName(s.j), args)))
 	out, err := s.terraform().Apply(ctx, s.dir, s.planFile, args, s.sink.emit)
 	s.outputs = append(s.outputs, out)

@@ -271,3 +271,30 @@ func allowedList(step ArgStep) string {
 func issuef(format string, args ...any) argIssue {
 	return argIssue(fmt.Sprintf(format, args...))
 }
+
+// VarFiles returns the paths that -var-file arguments among args name, read
+// as Terraform reads them ("-var-file=X", "-var-file X", one or two
+// dashes), so that the runner can check where each resolves once the
+// checkout exists: a path inside the repository may be a symbolic link.
+func VarFiles(args []string) []string {
+	var paths []string
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if len(arg) < 2 || arg[0] != '-' {
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(arg[1:], "-"), "=")
+		f, ok := allowedTFFlags[name]
+		if !ok || f.kind == tfBool {
+			continue
+		}
+		if !hasValue && i+1 < len(args) {
+			i++
+			value = args[i]
+		}
+		if name == "var-file" {
+			paths = append(paths, value)
+		}
+	}
+	return paths
+}
