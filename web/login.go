@@ -21,22 +21,25 @@ const wrongPassword = "Wrong name or password."
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("no such user"), bcrypt.DefaultCost)
 
 // checkPassword returns the enabled local user name whose password is
-// password (EUNAUTHORIZED otherwise), unless addr failed too often lately
-// (ETOOMANY, and no password is checked).
+// password (EUNAUTHORIZED otherwise), unless addr or the account failed
+// too often lately (ETOOMANY, and no password is checked). The attempt is
+// counted as a failure before the password is compared, and taken back
+// only once it matched (or no password was compared).
 func (s *Server) checkPassword(ctx context.Context, addr, name, password string) (*atoll.User, error) {
 	now := s.now()
 	if s.logins.clock != nil {
 		now = s.logins.clock()
 	}
-	if ok, wait := s.logins.allow(addr, now); !ok {
-		return nil, atoll.Errorf(atoll.ETOOMANY, "Too many failed sign-ins from your address: try again in %d min.", int((wait+time.Minute-1)/time.Minute))
+	attempt, err := s.logins.reserve(addr, name, now)
+	if err != nil {
+		return nil, err
 	}
 	u, err := s.matchPassword(ctx, name, password)
 	switch {
 	case err == nil:
-		s.logins.succeeded(addr)
-	case atoll.ErrorCode(err) == atoll.EUNAUTHORIZED:
-		s.logins.failed(addr, now)
+		s.logins.succeeded(attempt)
+	case atoll.ErrorCode(err) != atoll.EUNAUTHORIZED:
+		s.logins.released(attempt) // the database failed: no guess was made
 	}
 	return u, err
 }
