@@ -2,6 +2,10 @@ package web
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"strings"
 	"time"
@@ -112,7 +116,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 			s.pageError(w, r, err)
 			return
 		}
-		s.audit(r, auditName(name), "login_failed", "local")
+		s.audit(r, s.loginFailedActor(r.Context(), name), "login_failed", "local")
 		time.Sleep(200 * time.Millisecond) // a little friction for guessing
 		s.renderLogin(w, r, http.StatusUnauthorized, next, name, wrongPassword)
 		return
@@ -177,19 +181,37 @@ func (s *Server) audit(r *http.Request, actor, action, how string) {
 	}
 }
 
-// auditName bounds a name typed into the login form before it is recorded.
-func auditName(name string) string {
-	name = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, name)
-	if len(name) > 64 {
-		name = name[:64]
+// loginFailedActor is who a failed sign-in with name is recorded against:
+// the account's own name if there is one (the account exists, so its name
+// is no secret), else "unknown user" and a tag. What was typed is never
+// recorded: the audit log is shown to every viewer, and a name field
+// sometimes holds a password typed in the wrong place.
+func (s *Server) loginFailedActor(ctx context.Context, name string) string {
+	a, err := s.DB.UserByName(ctx, name)
+	if err == nil {
+		return a.Name
 	}
-	if name == "" {
-		name = "(empty)"
+	if atoll.ErrorCode(err) != atoll.ENOTFOUND {
+		s.Logger.Warn("failed sign-in: account not read", "err", err)
 	}
-	return name
+	return "unknown user (" + unknownNameTag(name) + ")"
+}
+
+// unknownNameKey keys unknownNameTag. It is random, made at start and
+// kept only in memory, so a tag cannot be matched against guesses of what
+// was typed; it changes at every start, so tags only tell attempts of one
+// run apart.
+var unknownNameKey = func() []byte {
+	k := make([]byte, 32)
+	rand.Read(k) // never fails (crypto/rand)
+	return k
+}()
+
+// unknownNameTag is a short, non-reversible tag of an unknown name: the
+// audit log tells one name tried again and again from many names tried
+// once, without showing any of them.
+func unknownNameTag(name string) string {
+	m := hmac.New(sha256.New, unknownNameKey)
+	m.Write([]byte(name))
+	return hex.EncodeToString(m.Sum(nil)[:4])
 }

@@ -1,12 +1,14 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -235,4 +237,62 @@ func TestSecurityLoginLimitPerAccount(t *testing.T) {
 		}
 		wantLogin(t, f, "198.51.100.51", "viewer-user", testPassword, http.StatusSeeOther, "sign-in after nine more")
 	})
+}
+
+// A failed sign-in never records what was typed as the name: against an
+// existing account it is recorded by the account's name, an unknown name
+// as "unknown user" with a tag, so a password typed into the name field is
+// not shown to every viewer of the audit log.
+func TestSecurityLoginFailedAuditName(t *testing.T) {
+	f := newAuthFixture(t, nil)
+	ctx := context.Background()
+	hash, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Update(ctx, func(tx *store.Tx) error {
+		_, err := tx.CreateUser(atoll.NewUser{Name: "alice", Role: atoll.RoleViewer, Source: atoll.UserSourceLocal, PasswordHash: string(hash)})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const typed = "hunter2-secret"
+	wantLogin(t, f, "192.0.2.10", typed, "anything", http.StatusUnauthorized, "the unknown name")
+	wantLogin(t, f, "192.0.2.10", "alice", "wrong", http.StatusUnauthorized, "alice's wrong password")
+
+	events, err := f.db.AuditEvents(ctx, atoll.EventFilter{Action: "login_failed", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actors []string
+	for _, e := range events {
+		actors = append(actors, e.Actor)
+		if strings.Contains(fmt.Sprintf("%+v", e), typed) {
+			t.Errorf("event %+v holds the name typed", e)
+		}
+	}
+	if len(actors) != 2 || actors[0] != "alice" || !strings.HasPrefix(actors[1], "unknown user (") {
+		t.Errorf("failed sign-ins recorded against %q, want alice and an unknown user", actors)
+	}
+	admin := bearer(f.tokens[atoll.RoleAdmin])
+	for _, path := range []string{"/audit", "/api/v1/audit", "/api/v1/audit?action=login_failed"} {
+		res, body := f.do(t, "GET", path, "", append(admin, "Accept", "text/html")...)
+		if res.StatusCode != http.StatusOK || !strings.Contains(body, "unknown user (") {
+			t.Errorf("%s: %d, without the unknown user", path, res.StatusCode)
+		}
+		if strings.Contains(body, typed) {
+			t.Errorf("%s shows the name typed", path)
+		}
+	}
+	f.srv.Close()
+	f.db.Close()
+	for _, path := range []string{f.db.Path, f.db.Path + "-wal"} {
+		if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(typed)) {
+			t.Errorf("%s holds the name typed", path)
+		}
+	}
+	if f.logs.mu.Lock(); bytes.Contains(f.logs.buf.Bytes(), []byte(typed)) {
+		t.Error("the logs hold the name typed")
+	}
+	f.logs.mu.Unlock()
 }
