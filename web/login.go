@@ -192,7 +192,8 @@ func (s *Server) loginFailedActor(ctx context.Context, name string) string {
 		return a.Name
 	}
 	if atoll.ErrorCode(err) != atoll.ENOTFOUND {
-		s.Logger.Warn("failed sign-in: account not read", "err", err)
+		// Not err itself: the store's message quotes the name typed.
+		s.Logger.Warn("failed sign-in: its account could not be read; recorded as an unknown user", "code", atoll.ErrorCode(err))
 	}
 	return "unknown user (" + unknownNameTag(name) + ")"
 }
