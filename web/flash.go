@@ -4,7 +4,10 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/a-h/templ"
 
@@ -124,10 +127,71 @@ func takeFlash(w http.ResponseWriter, r *http.Request) (msg string, ok bool) {
 	return m, false
 }
 
-// safeBack keeps redirects on this site: only local absolute paths.
+// safeBack returns p if it is a path on this site that a redirect may go
+// to, else "/". p is a form field or query value the client chose (next=,
+// back=), so it is read as a browser would read a Location header: a
+// browser drops tabs and newlines, treats a backslash as a slash, resolves
+// "." and ".." segments, and takes anything that then starts with two
+// slashes for another host. Rather than repair such a value, it is refused:
+// no page Atoll links to needs one.
 func safeBack(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") {
+	if !isLocalPath(p) {
 		return "/"
 	}
 	return p
+}
+
+// maxUnescapes bounds how many layers of percent-encoding isLocalPath
+// peels off; a value with more is refused.
+const maxUnescapes = 3
+
+// isLocalPath reports whether p is an origin-relative URL (a path with an
+// optional query and fragment) that stays one however many times it is
+// percent-decoded: a proxy or a later redirect may decode it again, so
+// "/%2F%2Fevil.example" is refused like "//evil.example".
+func isLocalPath(p string) bool {
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	for range maxUnescapes + 1 {
+		if !isPlainPath(p) {
+			return false
+		}
+		decoded, err := url.PathUnescape(p)
+		if err != nil {
+			return false
+		}
+		if decoded == p {
+			return true
+		}
+		p = decoded
+	}
+	return false
+}
+
+// isPlainPath reports whether p starts with exactly one slash, holds no
+// character a browser drops or rewrites (hasUnsafeRune), and has a path
+// part (up to "?" or "#") with no empty, "." or ".." segment: path.Clean
+// leaves it as it is, but for a trailing slash.
+func isPlainPath(p string) bool {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || hasUnsafeRune(p) {
+		return false
+	}
+	pathPart, _, _ := strings.Cut(p, "?")
+	pathPart, _, _ = strings.Cut(pathPart, "#")
+	clean := path.Clean(pathPart)
+	return pathPart == clean || pathPart == clean+"/"
+}
+
+// hasUnsafeRune reports a character that a browser or proxy may drop or
+// rewrite in a URL: control characters, whitespace, backslashes, and
+// bytes that are not UTF-8.
+func hasUnsafeRune(s string) bool {
+	if !utf8.ValidString(s) {
+		return true
+	}
+	return strings.ContainsFunc(s, func(r rune) bool {
+		return r == '\\' || unicode.IsControl(r) || unicode.IsSpace(r)
+	})
 }

@@ -2,6 +2,10 @@ package web
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"strings"
 	"time"
@@ -21,22 +25,25 @@ const wrongPassword = "Wrong name or password."
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("no such user"), bcrypt.DefaultCost)
 
 // checkPassword returns the enabled local user name whose password is
-// password (EUNAUTHORIZED otherwise), unless addr failed too often lately
-// (ETOOMANY, and no password is checked).
+// password (EUNAUTHORIZED otherwise), unless addr or the account failed
+// too often lately (ETOOMANY, and no password is checked). The attempt is
+// counted as a failure before the password is compared, and taken back
+// only once it matched (or no password was compared).
 func (s *Server) checkPassword(ctx context.Context, addr, name, password string) (*atoll.User, error) {
 	now := s.now()
 	if s.logins.clock != nil {
 		now = s.logins.clock()
 	}
-	if ok, wait := s.logins.allow(addr, now); !ok {
-		return nil, atoll.Errorf(atoll.ETOOMANY, "Too many failed sign-ins from your address: try again in %d min.", int((wait+time.Minute-1)/time.Minute))
+	attempt, err := s.logins.reserve(addr, name, now)
+	if err != nil {
+		return nil, err
 	}
 	u, err := s.matchPassword(ctx, name, password)
 	switch {
 	case err == nil:
-		s.logins.succeeded(addr)
-	case atoll.ErrorCode(err) == atoll.EUNAUTHORIZED:
-		s.logins.failed(addr, now)
+		s.logins.succeeded(attempt)
+	case atoll.ErrorCode(err) != atoll.EUNAUTHORIZED:
+		s.logins.released(attempt) // the database failed: no guess was made
 	}
 	return u, err
 }
@@ -109,7 +116,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 			s.pageError(w, r, err)
 			return
 		}
-		s.audit(r, auditName(name), "login_failed", "local")
+		s.audit(r, s.loginFailedActor(r.Context(), name), "login_failed", "local")
 		time.Sleep(200 * time.Millisecond) // a little friction for guessing
 		s.renderLogin(w, r, http.StatusUnauthorized, next, name, wrongPassword)
 		return
@@ -174,19 +181,38 @@ func (s *Server) audit(r *http.Request, actor, action, how string) {
 	}
 }
 
-// auditName bounds a name typed into the login form before it is recorded.
-func auditName(name string) string {
-	name = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, name)
-	if len(name) > 64 {
-		name = name[:64]
+// loginFailedActor is who a failed sign-in with name is recorded against:
+// the account's own name if there is one (the account exists, so its name
+// is no secret), else "unknown user" and a tag. What was typed is never
+// recorded: the audit log is shown to every viewer, and a name field
+// sometimes holds a password typed in the wrong place.
+func (s *Server) loginFailedActor(ctx context.Context, name string) string {
+	a, err := s.DB.UserByName(ctx, name)
+	if err == nil {
+		return a.Name
 	}
-	if name == "" {
-		name = "(empty)"
+	if atoll.ErrorCode(err) != atoll.ENOTFOUND {
+		// Not err itself: the store's message quotes the name typed.
+		s.Logger.Warn("failed sign-in: its account could not be read; recorded as an unknown user", "code", atoll.ErrorCode(err))
 	}
-	return name
+	return "unknown user (" + unknownNameTag(name) + ")"
+}
+
+// unknownNameKey keys unknownNameTag. It is random, made at start and
+// kept only in memory, so a tag cannot be matched against guesses of what
+// was typed; it changes at every start, so tags only tell attempts of one
+// run apart.
+var unknownNameKey = func() []byte {
+	k := make([]byte, 32)
+	rand.Read(k) // never fails (crypto/rand)
+	return k
+}()
+
+// unknownNameTag is a short, non-reversible tag of an unknown name: the
+// audit log tells one name tried again and again from many names tried
+// once, without showing any of them.
+func unknownNameTag(name string) string {
+	m := hmac.New(sha256.New, unknownNameKey)
+	m.Write([]byte(name))
+	return hex.EncodeToString(m.Sum(nil)[:4])
 }

@@ -131,7 +131,13 @@ func newOIDCProvider(t *testing.T) *oidcProvider {
 // answer; tamper may change the callback URL.
 func oidcSignIn(t *testing.T, atollURL string, tamper func(u *url.URL)) *http.Response {
 	t.Helper()
-	res, err := noRedirects.Get(atollURL + "/auth/oidc/login?next=" + url.QueryEscape("/jobs/1"))
+	return oidcSignInNext(t, atollURL, "/jobs/1", tamper)
+}
+
+// oidcSignInNext is oidcSignIn starting from /auth/oidc/login?next=next.
+func oidcSignInNext(t *testing.T, atollURL, next string, tamper func(u *url.URL)) *http.Response {
+	t.Helper()
+	res, err := noRedirects.Get(atollURL + "/auth/oidc/login?next=" + url.QueryEscape(next))
 	if err != nil {
 		t.Fatal(err)
 	}
