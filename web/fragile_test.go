@@ -4,6 +4,7 @@ package web_test
 // code the probe ran against. `go test -run Security ./...` runs them again.
 
 import (
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -55,5 +56,23 @@ func TestSecurityBodylessDelete(t *testing.T) {
 	}
 	if locks, err := f.db.Locks(t.Context()); err != nil || len(locks) != 0 {
 		t.Errorf("locks after the DELETE: %v, %v", locks, err)
+	}
+}
+
+// Authentication schemes are case-insensitive (RFC 9110 section 11.1).
+func TestSecurityAuthSchemeCase(t *testing.T) {
+	f := newAuthFixture(t, nil)
+	token := f.tokens[atoll.RoleViewer]
+	basic := base64.StdEncoding.EncodeToString([]byte("viewer-user:" + testPassword))
+	for _, h := range []string{"bearer " + token, "BEARER " + token, "Bearer  " + token, "bEaReR " + token, "basic " + basic, "BASIC " + basic} {
+		res, body := f.do(t, "GET", "/api/v1/me", "", "Authorization", h)
+		if res.StatusCode != http.StatusOK || !strings.Contains(body, `"viewer-user"`) {
+			t.Errorf("Authorization %q: %d %s", h[:8], res.StatusCode, body)
+		}
+	}
+	for _, h := range []string{"Bearerx " + token, "Token " + token} {
+		if res, _ := f.do(t, "GET", "/api/v1/me", "", "Authorization", h); res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("Authorization %q: %d, want 401", h[:7], res.StatusCode)
+		}
 	}
 }

@@ -48,8 +48,8 @@ func (s *Server) identify(next http.Handler) http.Handler {
 func (s *Server) whoIs(w http.ResponseWriter, r *http.Request) (*atoll.User, error) {
 	ctx := r.Context()
 	token := r.Header.Get("X-Atlantis-Token")
-	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-		token = strings.TrimSpace(b)
+	if b, ok := bearerToken(r.Header.Get("Authorization")); ok {
+		token = b
 	}
 	if token != "" {
 		if s.APISecret != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.APISecret)) == 1 {
@@ -70,6 +70,17 @@ func (s *Server) whoIs(w http.ResponseWriter, r *http.Request) (*atoll.User, err
 		return u, err
 	}
 	return nil, nil
+}
+
+// bearerToken returns the token of an Authorization header of the Bearer
+// scheme. Auth schemes are case-insensitive (RFC 9110 section 11.1): "bearer
+// x" is as good as "Bearer x" (r.BasicAuth already reads "basic" so).
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
 }
 
 // openPath reports the routes that need nobody signed in: webhooks (signed
