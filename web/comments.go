@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -27,10 +26,8 @@ type commentResult struct {
 // handleComment runs a comment as if posted on the pull request (JSON API).
 func (s *Server) handleComment(w http.ResponseWriter, r *http.Request) {
 	var in commentRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		s.error(w, r, atoll.Errorf(atoll.EINVALID, "Body must be JSON like {\"body\":\"atlantis plan\"}."))
+	if err := readJSON(w, r, &in, jsonBody{Limit: 1 << 20, Like: `{"body":"atlantis plan"}`}); err != nil {
+		s.error(w, r, err)
 		return
 	}
 	if in.User != nil {

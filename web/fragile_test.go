@@ -76,3 +76,73 @@ func TestSecurityAuthSchemeCase(t *testing.T) {
 		}
 	}
 }
+
+// jsonRoutes are the routes that take a JSON body, each with a body that
+// decodes (the call may still fail for other reasons, never as a bad body)
+// and its size limit in KiB.
+var jsonRoutes = []struct {
+	method, path, valid string
+	limitKiB            int
+}{
+	{"POST", "/api/v1/repos/acme/infra/pulls/7/comments", `{"body":"hello"}`, 1024},
+	{"PUT", "/api/v1/freeze", `{"on":false}`, 64},
+	{"POST", "/api/v1/plans/1/approvals", `{"decision":"reject","reason":"no"}`, 64},
+	{"POST", "/api/v1/plan", `{"Repository":"acme/infra","PR":999}`, 1024},
+	{"POST", "/api/apply", `{"Repository":"acme/infra","PR":999}`, 1024},
+	{"POST", "/repos/acme/infra/pulls/7/commands", `{"command":"plan"}`, 64},
+	{"POST", "/locks/unlock", `{"ids":[999],"confirm":true}`, 1024},
+}
+
+// A JSON body is one JSON value: data after it (garbage, or a second
+// object) is refused with 400 by every JSON route, and nothing is done.
+func TestSecurityJSONTrailingData(t *testing.T) {
+	f := newAuthFixture(t, nil)
+	auth := append(bearer(f.tokens[atoll.RoleAdmin]), "Accept", "application/json")
+	for _, rt := range jsonRoutes {
+		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
+			res, body := f.do(t, rt.method, rt.path, rt.valid, auth...)
+			if res.StatusCode == http.StatusBadRequest || res.StatusCode == http.StatusRequestEntityTooLarge || res.StatusCode == http.StatusUnsupportedMediaType {
+				t.Fatalf("valid body: %d %s", res.StatusCode, body)
+			}
+			for _, bad := range []string{rt.valid + " garbage", rt.valid + rt.valid, rt.valid + "\n" + rt.valid, rt.valid + "}", rt.valid + " 1"} {
+				res, body := f.do(t, rt.method, rt.path, bad, auth...)
+				if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, "more after its JSON value") {
+					t.Errorf("%q: %d %s", bad, res.StatusCode, body)
+				}
+			}
+			// White space after the value is no data.
+			if res, body := f.do(t, rt.method, rt.path, rt.valid+" \n\t", auth...); res.StatusCode == http.StatusBadRequest {
+				t.Errorf("valid body and white space: %d %s", res.StatusCode, body)
+			}
+		})
+	}
+	comments, err := f.db.Comments(t.Context(), f.pullID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var posted int
+	for _, c := range comments {
+		if c.Body == "hello" {
+			posted++
+		}
+	}
+	if posted != 2 { // the valid body, with and without white space
+		t.Errorf("%d comments posted, want 2: a refused body posted one", posted)
+	}
+}
+
+// A body over a route's limit is 413 naming the limit, not "must be JSON".
+func TestSecurityOversizeBody(t *testing.T) {
+	f := newAuthFixture(t, nil)
+	auth := append(bearer(f.tokens[atoll.RoleAdmin]), "Accept", "application/json")
+	for _, rt := range jsonRoutes {
+		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
+			big := `{"x":"` + strings.Repeat("a", rt.limitKiB<<10) + `"}`
+			res, body := f.do(t, rt.method, rt.path, big, auth...)
+			want := "Request body too large (limit " + strconv.Itoa(rt.limitKiB) + " KiB)."
+			if res.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(body, want) {
+				t.Errorf("%d KiB body: %d %.200s; want 413 %q", rt.limitKiB+1, res.StatusCode, body, want)
+			}
+		})
+	}
+}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"mime"
 	"net/http"
 	"regexp"
@@ -140,15 +139,13 @@ func requestPhraseOf(cmd string, id int64) string {
 // readPullCommand reads a form or a JSON body.
 func readPullCommand(w http.ResponseWriter, r *http.Request) (pullCommandRequest, error) {
 	var in pullCommandRequest
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	media, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if media == "application/json" {
-		dec := json.NewDecoder(r.Body)
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&in); err != nil {
-			return in, atoll.Errorf(atoll.EINVALID, `Body must be JSON like {"command":"plan","project":"name"}.`)
+		if err := readJSON(w, r, &in, jsonBody{Limit: 64 << 10, Like: `{"command":"plan","project":"name"}`}); err != nil {
+			return in, err
 		}
 	} else {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		if err := r.ParseForm(); err != nil {
 			return in, atoll.Errorf(atoll.EINVALID, "Unreadable form.")
 		}
