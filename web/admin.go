@@ -16,13 +16,23 @@ import (
 // Every change is an audit event by the signed-in admin.
 func (s *Server) adminRoutes(mux *routeMux) {
 	admin := func(h http.HandlerFunc) http.HandlerFunc { return s.require(atoll.RoleAdmin, h) }
+	// The changes are form posts: their form is read (readForm) before h.
+	change := func(h http.HandlerFunc) http.HandlerFunc {
+		return admin(func(w http.ResponseWriter, r *http.Request) {
+			if err := readForm(w, r, maxForm); err != nil {
+				s.failed(w, r, "/admin", err)
+				return
+			}
+			h(w, r)
+		})
+	}
 	mux.HandleFunc("GET /admin", admin(s.handleAdminPage))
-	mux.HandleFunc("POST /admin/users", admin(s.handleCreateUser))
-	mux.HandleFunc("POST /admin/users/{id}/role", admin(s.handleSetUserRole))
-	mux.HandleFunc("POST /admin/users/{id}/disable", admin(s.handleDisableUser))
-	mux.HandleFunc("POST /admin/users/{id}/delete", admin(s.handleDeleteUser))
-	mux.HandleFunc("POST /admin/tokens", admin(s.handleCreateToken))
-	mux.HandleFunc("POST /admin/tokens/{id}/revoke", admin(s.handleRevokeToken))
+	mux.HandleFunc("POST /admin/users", change(s.handleCreateUser))
+	mux.HandleFunc("POST /admin/users/{id}/role", change(s.handleSetUserRole))
+	mux.HandleFunc("POST /admin/users/{id}/disable", change(s.handleDisableUser))
+	mux.HandleFunc("POST /admin/users/{id}/delete", change(s.handleDeleteUser))
+	mux.HandleFunc("POST /admin/tokens", change(s.handleCreateToken))
+	mux.HandleFunc("POST /admin/tokens/{id}/revoke", change(s.handleRevokeToken))
 }
 
 // handleAdminPage lists users and API tokens.

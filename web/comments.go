@@ -58,9 +58,8 @@ func (s *Server) handleCommentForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back := templates.PullPath(pull.Repo, pull.Number) + "#" + templates.CommentFormAnchor
-	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
-	if err := r.ParseForm(); err != nil {
-		s.failed(w, r, back, atoll.Errorf(atoll.EINVALID, "Unreadable form."))
+	if err := readForm(w, r, 1<<20); err != nil {
+		s.failed(w, r, back, err)
 		return
 	}
 	out, err := s.postComment(ctx, r, pull, r.PostForm.Get("body"))

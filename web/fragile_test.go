@@ -5,6 +5,7 @@ package web_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -144,5 +145,71 @@ func TestSecurityOversizeBody(t *testing.T) {
 				t.Errorf("%d KiB body: %d %.200s; want 413 %q", rt.limitKiB+1, res.StatusCode, body, want)
 			}
 		})
+	}
+}
+
+// errorOf is the message of a {"error": "..."} answer.
+func errorOf(t *testing.T, body string) string {
+	t.Helper()
+	var out struct{ Error string }
+	if err := json.Unmarshal([]byte(body), &out); err != nil {
+		t.Fatalf("not a JSON error: %v: %.300s", err, body)
+	}
+	return out.Error
+}
+
+// A form field given twice is refused with 400 naming it, by every form
+// route, rather than one of its values being picked silently; only the
+// unlock form's id is a list.
+func TestSecurityDuplicateFormFields(t *testing.T) {
+	f := newAuthFixture(t, nil)
+	viewer, err := f.db.UserByName(t.Context(), "viewer-user")
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := "/admin/users/" + strconv.FormatInt(viewer.ID, 10)
+	form := append(bearer(f.tokens[atoll.RoleAdmin]), "Content-Type", "application/x-www-form-urlencoded", "Accept", "application/json")
+	cases := []struct{ path, body, field string }{
+		{"/admin/users", "name=mallory&name=admin2&role=viewer&password=a+long+password", "name"},
+		{"/admin/users", "name=mallory&role=viewer&role=admin&password=a+long+password", "role"},
+		{users + "/role", "role=admin&role=viewer", "role"},
+		{users + "/disable", "disabled=false&disabled=true", "disabled"},
+		{"/admin/tokens", "user=viewer-user&user=admin-user&name=t", "user"},
+		{"/admin/freeze", "on=0&on=1&reason=x", "on"},
+		{"/plans/1/approve", "reason=ok&reason=other", "reason"},
+		{"/plans/1/reject", "back=/&back=/runs", "back"},
+		{"/repos/acme/infra/pulls/7/comment", "body=atlantis+plan&body=atlantis+apply", "body"},
+		{"/repos/acme/infra/pulls/7/commands", "command=plan&command=apply", "command"},
+		{"/locks/unlock", "id=" + strconv.FormatInt(f.lockID, 10) + "&confirm=1&confirm=0", "confirm"},
+	}
+	for _, c := range cases {
+		res, body := f.do(t, "POST", c.path, c.body, form...)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(errorOf(t, body), `form field "`+c.field+`" is given 2 times`) {
+			t.Errorf("POST %s %s: %d %s", c.path, c.body, res.StatusCode, body)
+		}
+	}
+	// Nothing was done.
+	if u, err := f.db.UserByName(t.Context(), "mallory"); err == nil {
+		t.Errorf("user created: %+v", u)
+	}
+	if v, _ := f.db.UserByID(t.Context(), viewer.ID); v.Role != atoll.RoleViewer || v.Disabled {
+		t.Errorf("viewer-user changed: %+v", v)
+	}
+	if locks, err := f.db.Locks(t.Context()); err != nil || len(locks) != 1 {
+		t.Errorf("locks = %v, %v; want the one lock", locks, err)
+	}
+	if approvals, err := f.db.PlanApprovals(t.Context(), 1); err != nil || len(approvals) != 0 {
+		t.Errorf("approvals = %v, %v; want none", approvals, err)
+	}
+	// The unlock form repeats id on purpose.
+	res, body := f.do(t, "POST", "/locks/unlock", "id=998&id=999&confirm=1", form...)
+	if res.StatusCode != http.StatusNotFound || !strings.Contains(body, "Nothing was unlocked") {
+		t.Errorf("unlock of two ids: %d %s", res.StatusCode, body)
+	}
+	// The login form too: a second name is not ignored.
+	res, body = f.do(t, "POST", "/login", "name=viewer-user&name=admin-user&password="+url.QueryEscape(testPassword),
+		"Content-Type", "application/x-www-form-urlencoded")
+	if res.StatusCode != http.StatusBadRequest || sessionCookieOf(res) != nil {
+		t.Errorf("login with two names: %d, cookie %v: %.200s", res.StatusCode, sessionCookieOf(res), body)
 	}
 }

@@ -10,7 +10,10 @@ import (
 // handleFreezeForm turns the apply freeze on or off from the dashboard
 // (form: on=1|0, reason, back).
 func (s *Server) handleFreezeForm(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := readForm(w, r, maxForm); err != nil {
+		s.failed(w, r, "/audit", err)
+		return
+	}
 	back := r.PostFormValue("back")
 	if back == "" {
 		back = "/audit"

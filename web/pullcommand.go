@@ -145,9 +145,8 @@ func readPullCommand(w http.ResponseWriter, r *http.Request) (pullCommandRequest
 			return in, err
 		}
 	} else {
-		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-		if err := r.ParseForm(); err != nil {
-			return in, atoll.Errorf(atoll.EINVALID, "Unreadable form.")
+		if err := readForm(w, r, 64<<10); err != nil {
+			return in, err
 		}
 		in = pullCommandRequest{Command: r.PostForm.Get("command"), Project: r.PostForm.Get("project"),
 			Dir: r.PostForm.Get("dir"), Workspace: r.PostForm.Get("workspace")}

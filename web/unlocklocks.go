@@ -88,9 +88,8 @@ func readUnlockRequest(w http.ResponseWriter, r *http.Request) (unlockRequest, e
 			return in, err
 		}
 	} else {
-		r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
-		if err := r.ParseForm(); err != nil {
-			return in, atoll.Errorf(atoll.EINVALID, "Invalid form: %v.", err)
+		if err := readForm(w, r, 1<<20, "id"); err != nil {
+			return in, err
 		}
 		in.Back, in.Confirm = r.PostForm.Get("back"), r.PostForm.Get("confirm") == "1"
 		for _, v := range r.PostForm["id"] {
