@@ -213,3 +213,61 @@ func TestSecurityDuplicateFormFields(t *testing.T) {
 		t.Errorf("login with two names: %d, cookie %v: %.200s", res.StatusCode, sessionCookieOf(res), body)
 	}
 }
+
+// Every filter of the JSON API's lists is checked the same way: a value it
+// does not take, an unknown parameter or a repeated one is 400 with
+// {"error"} naming the parameter and what it takes, never a silent 200.
+func TestSecurityListFilters(t *testing.T) {
+	f := newAuthFixture(t, nil)
+	auth := bearer(f.tokens[atoll.RoleViewer])
+	refused := []struct {
+		path  string
+		wants []string
+	}{
+		{"/api/v1/jobs?state=bogus", []string{`state "bogus"`, "queued, running, succeeded, failed, interrupted, canceled"}},
+		{"/api/v1/jobs?kind=bogus", []string{`kind "bogus"`, "plan, apply, import, state_rm"}},
+		{"/api/v1/jobs?repo=bogus", []string{`repo "bogus"`, "owner/name"}},
+		{"/api/v1/jobs?pull=x", []string{`pull "x"`, "number"}},
+		{"/api/v1/jobs?state=queued&state=bogus", []string{`parameter "state" is given 2 times`}},
+		{"/api/v1/jobs?q=error", []string{`Unknown parameter "q"`, "repo, pull, project, kind, state"}},
+		{"/api/v1/jobs?staet=failed", []string{`Unknown parameter "staet"`, "state"}},
+		{"/api/v1/search?q=error&state=bogus", []string{`state "bogus"`, "succeeded"}},
+		{"/api/v1/search?q=error&sort=new", []string{`Unknown parameter "sort"`, "q"}},
+		{"/api/v1/pulls?state=bogus", []string{`state "bogus"`, "open, closed, merged"}},
+		{"/api/v1/pulls?state=OPEN", []string{`state "OPEN"`, "open, closed, merged"}},
+		{"/api/v1/pulls?repo=bogus", []string{`repo "bogus"`, "owner/name"}},
+		{"/api/v1/pulls?status=open", []string{`Unknown parameter "status"`, "repo, state"}},
+		{"/api/v1/pulls?state=open&state=closed", []string{`parameter "state" is given 2 times`}},
+		{"/api/v1/locks?state=bogus", []string{`Unknown parameter "state"`, "no parameters"}},
+		{"/api/v1/locks?repo=acme/infra", []string{`Unknown parameter "repo"`}},
+		{"/api/v1/audit?repo=bogus", []string{`repo "bogus"`, "owner/name"}},
+		{"/api/v1/audit?limit=0", []string{`limit "0"`, "1 to 1000"}},
+		{"/api/v1/audit?user=alice", []string{`Unknown parameter "user"`, "actor, action, repo"}},
+	}
+	for _, c := range refused {
+		res, body := f.do(t, "GET", c.path, "", auth...)
+		if res.StatusCode != http.StatusBadRequest || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("GET %s: %d %.200s, want 400 JSON", c.path, res.StatusCode, body)
+			continue
+		}
+		msg := errorOf(t, body)
+		for _, w := range c.wants {
+			if !strings.Contains(msg, w) {
+				t.Errorf("GET %s: %q lacks %q", c.path, msg, w)
+			}
+		}
+	}
+	for _, path := range []string{"/api/v1/jobs?state=succeeded&kind=plan&repo=acme/infra&pull=7", "/api/v1/search?q=plan&state=succeeded",
+		"/api/v1/pulls?state=open&repo=acme/infra", "/api/v1/locks", "/api/v1/audit?repo=acme/infra&limit=5"} {
+		if res, body := f.do(t, "GET", path, "", auth...); res.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %d %.200s", path, res.StatusCode, body)
+		}
+	}
+	// The pages read the same filters and explain them the same way.
+	for path, want := range map[string]string{"/runs?state=bogus": `state &#34;bogus&#34;`, "/locks?pull=x": `pull &#34;x&#34;`, "/locks?repo=bogus": `repo &#34;bogus&#34;`} {
+		res, body := f.do(t, "GET", path, "", append(auth, "Accept", "text/html")...)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, want) {
+			t.Errorf("GET %s: %d, page lacks %q", path, res.StatusCode, want)
+		}
+	}
+}
