@@ -6,6 +6,7 @@ package web_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/web"
 )
 
 // signIn signs name in with the login form and returns its session cookie
@@ -269,5 +271,110 @@ func TestSecurityListFilters(t *testing.T) {
 		if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, want) {
 			t.Errorf("GET %s: %d, page lacks %q", path, res.StatusCode, want)
 		}
+	}
+}
+
+// User names that look alike are one name, or no name: an admin cannot
+// create "Admin-User" next to admin-user, nor names with invisible
+// characters, bidi controls or letters of other scripts. Names are kept
+// folded to lower case, and sign-in finds them in any case.
+func TestSecurityLookalikeUserNames(t *testing.T) {
+	f := newAuthFixture(t, nil)
+	form := append(bearer(f.tokens[atoll.RoleAdmin]), "Content-Type", "application/x-www-form-urlencoded", "Accept", "application/json")
+	create := func(name string) (*http.Response, string) {
+		return f.do(t, "POST", "/admin/users", url.Values{"name": {name}, "role": {"viewer"}, "password": {testPassword}}.Encode(), form...)
+	}
+	refused := []struct {
+		name   string
+		status int
+		want   string
+	}{
+		{"Admin-User", http.StatusConflict, "is the same name, as user names ignore case"},
+		{"ADMIN-USER", http.StatusConflict, "is the same name, as user names ignore case"},
+		{"ａｄｍｉｎ-user", http.StatusConflict, "is the same name, as user names ignore case"}, // full-width letters
+		{"admin-user\u200b", http.StatusBadRequest, "U+200B"},                              // zero-width space
+		{"admin\u200d-user", http.StatusBadRequest, "U+200D"},                              // zero-width joiner
+		{"\u202eresu-nimda", http.StatusBadRequest, "U+202E"},                              // right-to-left override
+		{"admin-\u2066user", http.StatusBadRequest, "U+2066"},                              // left-to-right isolate
+		{"\u0430dmin-user", http.StatusBadRequest, "U+0430"},                               // Cyrillic a
+		{"admin-us\u0435r", http.StatusBadRequest, "U+0435"},                               // Cyrillic e
+		{"\u0391dmin", http.StatusBadRequest, "U+03B1"},                                    // Greek Alpha, folded to alpha
+		{"admin\x07", http.StatusBadRequest, "U+0007"},
+		{"admin user", http.StatusBadRequest, "space"},
+		{"admin<b>", http.StatusBadRequest, `'<'`},
+		{"oidc:user-123", http.StatusBadRequest, `':'`},
+		{".admin", http.StatusBadRequest, "start with a letter or digit"},
+		{strings.Repeat("a", 65), http.StatusBadRequest, "at most 64"},
+	}
+	for _, c := range refused {
+		res, body := create(c.name)
+		if res.StatusCode != c.status || !strings.Contains(errorOf(t, body), c.want) {
+			t.Errorf("create %+q: %d %s; want %d with %q", c.name, res.StatusCode, body, c.status, c.want)
+		}
+	}
+	users, err := f.db.Users(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(users) != 3 {
+		t.Errorf("%d users, want the fixture's 3: %v", len(users), users)
+	}
+	// A name in capitals is kept folded, and signs in in any case.
+	if res, body := create("Carol.Smith+ops@Example.com"); res.StatusCode != http.StatusOK || !strings.Contains(body, "Created carol.smith+ops@example.com") {
+		t.Fatalf("create Carol: %d %s", res.StatusCode, body)
+	}
+	if res, body := create("carol.smith+ops@example.com"); res.StatusCode != http.StatusConflict || !strings.Contains(body, "already exists") {
+		t.Errorf("create carol again: %d %s", res.StatusCode, body)
+	}
+	for _, name := range []string{"carol.smith+ops@example.com", "CAROL.SMITH+OPS@EXAMPLE.COM", "Admin-User"} {
+		res, body := f.do(t, "GET", "/api/v1/me", "", "Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(name+":"+testPassword)))
+		if res.StatusCode != http.StatusOK || !strings.Contains(body, `"name": "`+strings.ToLower(name)+`"`) {
+			t.Errorf("sign in as %s: %d %s", name, res.StatusCode, body)
+		}
+	}
+}
+
+// OIDC accounts are named by their claims under the same rule: a name taken
+// in any case, or one that cannot be a user name (an e-mail address in
+// another script), names the account after its subject instead; a subject
+// that cannot either refuses the sign-in, saying why.
+func TestSecurityOIDCLookalikeNames(t *testing.T) {
+	p := newOIDCProvider(t)
+	cases := []struct {
+		email, subject string
+		status         int
+		want           string // the account's name, or the refusal's message
+	}{
+		{"Dana@Example.COM", "user-123", http.StatusSeeOther, "dana@example.com"},
+		{"Operator-User", "user-123", http.StatusSeeOther, "oidc:user-123"},
+		{"d\u0430na@example.com", "user-123", http.StatusSeeOther, "oidc:user-123"}, // Cyrillic a
+		{"dana\u200b@example.com", "user-123", http.StatusSeeOther, "oidc:user-123"},
+		{"j\u00fcrgen@example.de", "user 123", http.StatusUnauthorized, "cannot name an Atoll user"},
+	}
+	for _, c := range cases {
+		t.Run(c.email, func(t *testing.T) {
+			f := newAuthFixture(t, func(s *web.Server) {
+				s.OIDC = &web.OIDC{Issuer: p.srv.URL, ClientID: p.clientID, ClientSecret: p.clientSecret}
+			})
+			p.mu.Lock()
+			p.email, p.subject, p.nonce, p.audience = c.email, c.subject, "", ""
+			p.mu.Unlock()
+			res := oidcSignIn(t, f.srv.URL, nil)
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != c.status {
+				t.Fatalf("callback: %d %.300s", res.StatusCode, body)
+			}
+			if c.status != http.StatusSeeOther {
+				if !strings.Contains(string(body), c.want) || sessionCookieOf(res) != nil && sessionCookieOf(res).Value != "" {
+					t.Errorf("refusal lacks %q or signed in: %.300s", c.want, body)
+				}
+				return
+			}
+			cookie := []string{"Cookie", "atoll_session=" + sessionCookieOf(res).Value}
+			if res, body := f.do(t, "GET", "/api/v1/me", "", cookie...); res.StatusCode != 200 || !strings.Contains(body, `"name": "`+c.want+`"`) {
+				t.Errorf("me: %d %s; want the name %s", res.StatusCode, body, c.want)
+			}
+		})
 	}
 }
