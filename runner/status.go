@@ -163,7 +163,7 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 	return nil
 }
 
-// markdownFor is r.Markdown splitting results at host's comment limit, if
+// markdownFor is r.Markdown splitting results at the host's comment limit, if
 // it has one (and r.Markdown sets none lower): each comment is filled up to
 // it, so long plans take as few comments as the host allows.
 func (r *Runner) markdownFor(host vcs.Provider) markdown.Renderer {

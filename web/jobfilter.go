@@ -36,12 +36,14 @@ var pullStates = []string{atoll.PullOpen, atoll.PullClosed, atoll.PullMerged}
 // may carry others.)
 func listParams(q url.Values, takes []string) error {
 	for _, k := range slices.Sorted(maps.Keys(q)) {
-		switch {
-		case !slices.Contains(takes, k) && len(takes) == 0:
-			return atoll.Errorf(atoll.EINVALID, "Unknown parameter %q: this list takes no parameters.", k)
-		case !slices.Contains(takes, k):
-			return atoll.Errorf(atoll.EINVALID, "Unknown parameter %q: this list takes %s.", k, strings.Join(takes, ", "))
-		case len(q[k]) > 1:
+		if !slices.Contains(takes, k) {
+			what := strings.Join(takes, ", ")
+			if what == "" {
+				what = "no parameters"
+			}
+			return atoll.Errorf(atoll.EINVALID, "Unknown parameter %q: this list takes %s.", k, what)
+		}
+		if len(q[k]) > 1 {
 			return atoll.Errorf(atoll.EINVALID, "The parameter %q is given %d times: give it once.", k, len(q[k]))
 		}
 	}
@@ -64,8 +66,7 @@ func repoParam(v string) error {
 	return nil
 }
 
-// pullParam reads a pull parameter: a pull request number, "#" allowed;
-// 0 when v is "".
+// pullParam reads a pull parameter: a pull request number, 0 when v is "".
 func pullParam(v string) (int, error) {
 	if v == "" {
 		return 0, nil
