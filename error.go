@@ -17,6 +17,7 @@ const (
 	EUNAVAILABLE    = "unavailable"
 	ENOTIMPLEMENTED = "not_implemented"
 	ETOOMANY        = "too_many_requests"
+	ETOOLARGE       = "too_large"
 )
 
 // Error is an application error whose Message can be shown to a user.

@@ -21,8 +21,8 @@
 	// authenticates it; when the session has ended (401) the browser goes to
 	// the login page.
 	function api(method, url, body) {
-		// Every call that changes state must say JSON, even without a body:
-		// the server refuses anything an HTML form could send.
+		// Every call that changes state says JSON: the server refuses a body
+		// an HTML form could send (a call without a body needs no type).
 		var headers = { "Accept": "application/json" };
 		if (method !== "GET") headers["Content-Type"] = "application/json";
 		return fetch(url, {

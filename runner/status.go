@@ -144,7 +144,7 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 		}
 	}
 	var posted []string
-	for _, body := range r.Markdown.Results(command, tell, vcs.Marker(command)) {
+	for _, body := range r.markdownFor(w.vcs).Results(command, tell, vcs.Marker(command)) {
 		id, err := w.comment(ctx, body)
 		if err != nil {
 			return fmt.Errorf("comment %s results: %w", command, err)
@@ -161,6 +161,17 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 		}
 	}
 	return nil
+}
+
+// markdownFor is r.Markdown splitting results at the host's comment limit, if
+// it has one (and r.Markdown sets none lower): each comment is filled up to
+// it, so long plans take as few comments as the host allows.
+func (r *Runner) markdownFor(host vcs.Provider) markdown.Renderer {
+	md := r.Markdown
+	if l, ok := host.(vcs.CommentLimiter); ok && (md.MaxCommentLen <= 0 || l.MaxCommentChars() < md.MaxCommentLen) {
+		md.MaxCommentLen = l.MaxCommentChars()
+	}
+	return md
 }
 
 func (r *Runner) pullURL(w *work) string {

@@ -48,8 +48,10 @@ func (tx *Tx) userName(id int64) (string, error) {
 func (db *DB) CreateUser(ctx context.Context, u atoll.NewUser, actor, source string) (*atoll.User, error) {
 	var out *atoll.User
 	err := db.adminChange(ctx, actor, source, "user.create", func(tx *Tx) (detail string, err error) {
-		out, err = tx.CreateUser(u)
-		return u.Name + " as " + string(u.Role), err
+		if out, err = tx.CreateUser(u); err != nil {
+			return "", err
+		}
+		return out.Name + " as " + string(u.Role), nil
 	})
 	if err != nil {
 		return nil, err

@@ -23,9 +23,10 @@ func accountWhere(ctx context.Context, q querier, what, where string, args ...an
 	return a, nil
 }
 
-// UserByName returns the account called name (ENOTFOUND if none).
+// UserByName returns the account called name, in any case (ENOTFOUND if
+// none): names are unique ignoring case.
 func (db *DB) UserByName(ctx context.Context, name string) (*atoll.Account, error) {
-	return accountWhere(ctx, db.reader(), name, `name = ?`, name)
+	return accountWhere(ctx, db.reader(), name, `name = ? COLLATE NOCASE`, name)
 }
 
 // UserByID returns account id (ENOTFOUND if none).
@@ -41,7 +42,7 @@ func (db *DB) Users(ctx context.Context) ([]*atoll.Account, error) {
 
 // UserByName is DB.UserByName inside a write transaction.
 func (tx *Tx) UserByName(name string) (*atoll.Account, error) {
-	return accountWhere(tx.ctx, tx.tx, name, `name = ?`, name)
+	return accountWhere(tx.ctx, tx.tx, name, `name = ? COLLATE NOCASE`, name)
 }
 
 // UserByOIDCSubject returns the OIDC account of subject ("issuer subject").
@@ -49,31 +50,38 @@ func (tx *Tx) UserByOIDCSubject(subject string) (*atoll.Account, error) {
 	return accountWhere(tx.ctx, tx.tx, subject, `oidc_subject = ? AND oidc_subject != ''`, subject)
 }
 
-// CreateUser adds an account; a taken name is ECONFLICT.
+// CreateUser adds an account under its name as atoll.NewUser.CheckName
+// folds it (EINVALID if it cannot be a name); a name taken in any case is
+// ECONFLICT.
 func (tx *Tx) CreateUser(u atoll.NewUser) (*atoll.User, error) {
+	name, err := u.CheckName()
+	if err != nil {
+		return nil, err
+	}
 	if !u.Role.Valid() {
 		return nil, atoll.Errorf(atoll.EINVALID, "Unknown role %q: viewer, operator or admin.", u.Role)
 	}
 	if u.Source != atoll.UserSourceLocal && u.Source != atoll.UserSourceOIDC {
 		return nil, fmt.Errorf("store create user %s: unknown source %q", u.Name, u.Source)
 	}
-	var n int
-	if err := tx.queryRow(`SELECT COUNT(*) FROM users WHERE name = ?`, u.Name).Scan(&n); err != nil {
-		return nil, fmt.Errorf("store create user %s: %w", u.Name, err)
-	}
-	if n > 0 {
-		return nil, atoll.Errorf(atoll.ECONFLICT, "A user called %s already exists.", u.Name)
+	switch taken, err := tx.UserByName(name); {
+	case err == nil && u.Name == taken.Name:
+		return nil, atoll.Errorf(atoll.ECONFLICT, "A user called %s already exists.", taken.Name)
+	case err == nil:
+		return nil, atoll.Errorf(atoll.ECONFLICT, "A user called %s already exists: %q is the same name, as user names ignore case and width.", taken.Name, u.Name)
+	case atoll.ErrorCode(err) != atoll.ENOTFOUND:
+		return nil, err
 	}
 	res, err := tx.exec(`INSERT INTO users (name, role, source, password_hash, oidc_subject, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		u.Name, string(u.Role), u.Source, u.PasswordHash, u.OIDCSubject, ts(tx.now))
+		name, string(u.Role), u.Source, u.PasswordHash, u.OIDCSubject, ts(tx.now))
 	if err != nil {
-		return nil, fmt.Errorf("store create user %s: %w", u.Name, err)
+		return nil, fmt.Errorf("store create user %s: %w", name, err)
 	}
 	id, err := res.LastInsertId()
 	if err != nil {
-		return nil, fmt.Errorf("store create user %s: %w", u.Name, err)
+		return nil, fmt.Errorf("store create user %s: %w", name, err)
 	}
-	return &atoll.User{ID: id, Name: u.Name, Role: u.Role, Source: u.Source, CreatedAt: tx.now}, nil
+	return &atoll.User{ID: id, Name: name, Role: u.Role, Source: u.Source, CreatedAt: tx.now}, nil
 }
 
 // updateUser runs one UPDATE of user id, ENOTFOUND if there is none.
@@ -149,9 +157,10 @@ func (tx *Tx) CountAdmins() (int, error) {
 
 // OIDCUser finds the account of in.Subject, or creates it, in one
 // transaction: a disabled account is EUNAUTHORIZED, an existing account
-// takes the role the provider grants, and a new account is named in.Name,
-// or in.AltName if a local account has that name. The account gains the
-// VCS logins of in.VCSLogins it lacks.
+// takes the role the provider grants, and a new account is named in.Name
+// folded as atoll.UserName folds it, or in.AltName if in.Name cannot be a
+// user name (an e-mail address that is not ASCII, say) or is taken in any
+// case. The account gains the VCS logins of in.VCSLogins it lacks.
 func (db *DB) OIDCUser(ctx context.Context, in atoll.OIDCSignIn) (*atoll.User, error) {
 	var u *atoll.User
 	err := db.Update(ctx, func(tx *Tx) error {
@@ -172,12 +181,13 @@ func (db *DB) OIDCUser(ctx context.Context, in atoll.OIDCSignIn) (*atoll.User, e
 		case atoll.ErrorCode(err) != atoll.ENOTFOUND:
 			return err
 		}
-		role, name := in.Role, in.Name
+		role := in.Role
 		if role == "" {
 			role = atoll.RoleViewer
 		}
-		if _, err := tx.UserByName(name); err == nil {
-			name = in.AltName
+		name, err := tx.oidcName(in)
+		if err != nil {
+			return err
 		}
 		if u, err = tx.CreateUser(atoll.NewUser{Name: name, Role: role, Source: atoll.UserSourceOIDC, OIDCSubject: in.Subject}); err != nil {
 			return err
@@ -188,4 +198,21 @@ func (db *DB) OIDCUser(ctx context.Context, in atoll.OIDCSignIn) (*atoll.User, e
 		return nil, err
 	}
 	return u, nil
+}
+
+// oidcName is the name of a new OIDC account: in.Name folded, or in.AltName
+// if in.Name cannot be a user name or is taken in any case.
+func (tx *Tx) oidcName(in atoll.OIDCSignIn) (string, error) {
+	name, err := atoll.UserName(in.Name)
+	if err != nil {
+		return in.AltName, nil
+	}
+	switch _, err := tx.UserByName(name); {
+	case err == nil:
+		return in.AltName, nil
+	case atoll.ErrorCode(err) == atoll.ENOTFOUND:
+		return name, nil
+	default:
+		return "", err
+	}
 }

@@ -205,6 +205,14 @@ func Comment(ctx context.Context, p Provider, repo atoll.Repo, number int, reply
 	return p.CreateComment(ctx, repo, number, body)
 }
 
+// CommentLimiter is a host with a limit on one comment's length, in
+// characters. Results longer than that are posted as several comments,
+// each filled up to it (runner/markdown's Split); hosts without one get
+// GitHub's.
+type CommentLimiter interface {
+	MaxCommentChars() int
+}
+
 // Reactor is a host that can react to a comment with an emoji: Atlantis's
 // --emoji-reaction, which marks the command comments it accepted.
 // reaction is the host's name for it (GitHub: +1, -1, laugh, confused,

@@ -16,14 +16,24 @@ import (
 // Every change is an audit event by the signed-in admin.
 func (s *Server) adminRoutes(mux *routeMux) {
 	admin := func(h http.HandlerFunc) http.HandlerFunc { return s.require(atoll.RoleAdmin, h) }
+	// The changes are form posts: their form is read (readForm) before h.
+	change := func(h http.HandlerFunc) http.HandlerFunc {
+		return admin(func(w http.ResponseWriter, r *http.Request) {
+			if err := readForm(w, r, maxForm); err != nil {
+				s.failed(w, r, "/admin", err)
+				return
+			}
+			h(w, r)
+		})
+	}
 	mux.HandleFunc("GET /admin", admin(s.handleAdminPage))
-	mux.HandleFunc("POST /admin/users", admin(s.handleCreateUser))
-	mux.HandleFunc("POST /admin/users/{id}/role", admin(s.handleSetUserRole))
-	mux.HandleFunc("POST /admin/users/{id}/disable", admin(s.handleDisableUser))
-	mux.HandleFunc("POST /admin/users/{id}/vcs-logins", admin(s.handleSetUserVCSLogins))
-	mux.HandleFunc("POST /admin/users/{id}/delete", admin(s.handleDeleteUser))
-	mux.HandleFunc("POST /admin/tokens", admin(s.handleCreateToken))
-	mux.HandleFunc("POST /admin/tokens/{id}/revoke", admin(s.handleRevokeToken))
+	mux.HandleFunc("POST /admin/users", change(s.handleCreateUser))
+	mux.HandleFunc("POST /admin/users/{id}/role", change(s.handleSetUserRole))
+	mux.HandleFunc("POST /admin/users/{id}/disable", change(s.handleDisableUser))
+	mux.HandleFunc("POST /admin/users/{id}/vcs-logins", change(s.handleSetUserVCSLogins))
+	mux.HandleFunc("POST /admin/users/{id}/delete", change(s.handleDeleteUser))
+	mux.HandleFunc("POST /admin/tokens", change(s.handleCreateToken))
+	mux.HandleFunc("POST /admin/tokens/{id}/revoke", change(s.handleRevokeToken))
 }
 
 // handleAdminPage lists users and API tokens.
@@ -56,15 +66,6 @@ func (s *Server) adminChanged(w http.ResponseWriter, r *http.Request, msg string
 
 func formUserID(r *http.Request) (int64, error) { return atoll.ParseID(r.PathValue("id")) }
 
-// validUserName keeps names printable and short: they appear in comments,
-// the audit log and pages.
-func validUserName(name string) error {
-	if name == "" || utf8.RuneCountInString(name) > 64 || strings.ContainsFunc(name, func(r rune) bool { return r < 0x21 || r == 0x7f || r == '<' || r == '>' || r == ':' }) {
-		return atoll.Errorf(atoll.EINVALID, "A user name is 1 to 64 characters without spaces, ':', '<' or '>'.")
-	}
-	return nil
-}
-
 // validPassword bounds passwords: bcrypt reads at most 72 bytes.
 func validPassword(p string) error {
 	if len(p) < 8 || len(p) > 72 {
@@ -73,13 +74,11 @@ func validPassword(p string) error {
 	return nil
 }
 
-// handleCreateUser creates a local account.
+// handleCreateUser creates a local account. The store checks and folds
+// its name (atoll.UserName): "Alice" is created as alice.
 func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) {
 	name, role, password := strings.TrimSpace(r.PostFormValue("name")), atoll.Role(r.PostFormValue("role")), r.PostFormValue("password")
-	err := validUserName(name)
-	if err == nil {
-		err = validPassword(password)
-	}
+	err := validPassword(password)
 	if err == nil && !role.Valid() {
 		err = atoll.Errorf(atoll.EINVALID, "Choose a role: viewer, operator or admin.")
 	}
@@ -92,8 +91,11 @@ func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) {
 		s.failed(w, r, "/admin", err)
 		return
 	}
-	_, err = s.DB.CreateUser(r.Context(), atoll.NewUser{Name: name, Role: role, Source: atoll.UserSourceLocal, PasswordHash: string(hash)},
+	u, err := s.DB.CreateUser(r.Context(), atoll.NewUser{Name: name, Role: role, Source: atoll.UserSourceLocal, PasswordHash: string(hash)},
 		atoll.UserFromContext(r.Context()).Name, source(r))
+	if err == nil {
+		name = u.Name
+	}
 	s.adminChanged(w, r, "Created "+name+" ("+string(role)+").", err)
 }
 

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/atollhq/atoll"
@@ -51,10 +50,8 @@ func (s *Server) handleAPIDecide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in decideRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		s.error(w, r, atoll.Errorf(atoll.EINVALID, `Body must be JSON like {"decision":"approve","reason":"checked the diff"}.`))
+	if err := readJSON(w, r, &in, jsonBody{Limit: 64 << 10, Like: `{"decision":"approve","reason":"checked the diff"}`}); err != nil {
+		s.error(w, r, err)
 		return
 	}
 	a, err := s.decide(r, id, in.Decision, in.Reason)

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -46,8 +45,9 @@ func (s *Server) handleAPIApply(w http.ResponseWriter, r *http.Request) { s.apiC
 func (s *Server) apiCommand(w http.ResponseWriter, r *http.Request, name string) {
 	ctx := r.Context()
 	var in apiCommandRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&in); err != nil {
-		s.error(w, r, atoll.Errorf(atoll.EINVALID, `Body must be JSON like {"Repository":"owner/name","PR":1,"Paths":[{"Directory":"dir","Workspace":"default"}]}.`))
+	if err := readJSON(w, r, &in, jsonBody{Limit: 1 << 20, AllowUnknown: true,
+		Like: `{"Repository":"owner/name","PR":1,"Paths":[{"Directory":"dir","Workspace":"default"}]}`}); err != nil {
+		s.error(w, r, err)
 		return
 	}
 	if in.PR <= 0 {

@@ -35,7 +35,10 @@ func (s *Server) decideForm(w http.ResponseWriter, r *http.Request, decision str
 		s.failed(w, r, "/", err)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := readForm(w, r, maxForm); err != nil {
+		s.failed(w, r, templates.PlanPath(id), err)
+		return
+	}
 	back := r.PostFormValue("back")
 	if back == "" {
 		back = templates.PlanPath(id)

@@ -19,11 +19,14 @@ const auditPage = 100
 func auditFilter(q url.Values) (atoll.EventFilter, error) {
 	f := atoll.EventFilter{Actor: strings.TrimSpace(q.Get("actor")), Action: strings.TrimSpace(q.Get("action")),
 		Repo: strings.TrimSpace(q.Get("repo")), Limit: auditPage}
+	if err := repoParam(f.Repo); err != nil {
+		return f, err
+	}
 	if v := strings.TrimSpace(q.Get("since")); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
 			if t, err = time.Parse(time.DateOnly, v); err != nil {
-				return f, atoll.Errorf(atoll.EINVALID, "since must be a time like 2026-01-02T15:04:05Z or a date like 2026-01-02.")
+				return f, atoll.Errorf(atoll.EINVALID, "Invalid since %q: use a time like 2026-01-02T15:04:05Z or a date like 2026-01-02.", v)
 			}
 		}
 		f.Since = t
@@ -31,14 +34,14 @@ func auditFilter(q url.Values) (atoll.EventFilter, error) {
 	if v := q.Get("before"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 {
-			return f, atoll.Errorf(atoll.EINVALID, "before must be an event id.")
+			return f, atoll.Errorf(atoll.EINVALID, "Invalid before %q: use an event id.", v)
 		}
 		f.Before = n
 	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 || n > 1000 {
-			return f, atoll.Errorf(atoll.EINVALID, "limit must be 1 to 1000.")
+			return f, atoll.Errorf(atoll.EINVALID, "Invalid limit %q: use 1 to 1000.", v)
 		}
 		f.Limit = n
 	}
@@ -76,6 +79,10 @@ type auditResponse struct {
 
 // handleAPIAudit lists audit events: the same filters as the page.
 func (s *Server) handleAPIAudit(w http.ResponseWriter, r *http.Request) {
+	if err := listParams(r.URL.Query(), auditParams); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	f, err := auditFilter(r.URL.Query())
 	if err != nil {
 		s.error(w, r, err)

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -27,10 +26,8 @@ type commentResult struct {
 // handleComment runs a comment as if posted on the pull request (JSON API).
 func (s *Server) handleComment(w http.ResponseWriter, r *http.Request) {
 	var in commentRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		s.error(w, r, atoll.Errorf(atoll.EINVALID, "Body must be JSON like {\"body\":\"atlantis plan\"}."))
+	if err := readJSON(w, r, &in, jsonBody{Limit: 1 << 20, Like: `{"body":"atlantis plan"}`}); err != nil {
+		s.error(w, r, err)
 		return
 	}
 	if in.User != nil {
@@ -61,9 +58,8 @@ func (s *Server) handleCommentForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back := templates.PullPath(pull.Repo, pull.Number) + "#" + templates.CommentFormAnchor
-	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
-	if err := r.ParseForm(); err != nil {
-		s.failed(w, r, back, atoll.Errorf(atoll.EINVALID, "Unreadable form."))
+	if err := readForm(w, r, 1<<20); err != nil {
+		s.failed(w, r, back, err)
 		return
 	}
 	out, err := s.postComment(ctx, r, pull, r.PostForm.Get("body"))

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/atollhq/atoll"
@@ -11,7 +10,10 @@ import (
 // handleFreezeForm turns the apply freeze on or off from the dashboard
 // (form: on=1|0, reason, back).
 func (s *Server) handleFreezeForm(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := readForm(w, r, maxForm); err != nil {
+		s.failed(w, r, "/audit", err)
+		return
+	}
 	back := r.PostFormValue("back")
 	if back == "" {
 		back = "/audit"
@@ -71,10 +73,13 @@ type freezeRequest struct {
 // handleAPISetFreeze sets the apply freeze: {"on":true,"reason":"..."}.
 func (s *Server) handleAPISetFreeze(w http.ResponseWriter, r *http.Request) {
 	var in freezeRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil || in.On == nil {
-		s.error(w, r, atoll.Errorf(atoll.EINVALID, `Body must be JSON like {"on":true,"reason":"release week"}.`))
+	const like = `{"on":true,"reason":"release week"}`
+	if err := readJSON(w, r, &in, jsonBody{Limit: 64 << 10, Like: like}); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if in.On == nil {
+		s.error(w, r, atoll.Errorf(atoll.EINVALID, "The field on is required: send JSON like %s.", like))
 		return
 	}
 	f, err := s.setFreeze(r, *in.On, in.Reason)

@@ -10,9 +10,10 @@ import (
 // changes state (any method but GET, HEAD and OPTIONS): the request must
 // pass Go's cross-origin protection (Sec-Fetch-Site, else Origin against
 // Host), which refuses other sites' forms and scripts, and carry a JSON body
-// (API) or a form body (the dashboard's own pages). POST
-// /events is exempt: webhooks come from the VCS host, authenticated by
-// their signature.
+// (API) or a form body (the dashboard's own pages). A request without a body
+// (DELETE /api/v1/locks/{id}, POST /logout) has no media type to check and
+// needs no Content-Type. POST /events is exempt: webhooks come from the VCS
+// host, authenticated by their signature.
 func guardMutations(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -27,6 +28,10 @@ func guardMutations(next http.Handler) http.Handler {
 		}
 		if err := cop.Check(r); err != nil {
 			writeJSON(w, http.StatusForbidden, map[string]string{"error": "Cross-origin request refused: use the API from Atoll's own pages or a non-browser client."})
+			return
+		}
+		if r.ContentLength == 0 {
+			next.ServeHTTP(w, r) // no body (a chunked one has length -1 and is checked)
 			return
 		}
 		media, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))

@@ -68,13 +68,24 @@ func (s *Server) whoIs(w http.ResponseWriter, r *http.Request) (*atoll.User, err
 	return nil, nil
 }
 
-// requestToken is the API token r carries (Authorization: Bearer, else
-// X-Atlantis-Token), or "".
+// requestToken is the API token r carries (Authorization: Bearer, the
+// scheme in any case, else X-Atlantis-Token), or "".
 func requestToken(r *http.Request) string {
-	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-		return strings.TrimSpace(b)
+	if b, ok := bearerToken(r.Header.Get("Authorization")); ok {
+		return b
 	}
 	return r.Header.Get("X-Atlantis-Token")
+}
+
+// bearerToken returns the token of an Authorization header of the Bearer
+// scheme. Auth schemes are case-insensitive (RFC 9110 section 11.1): "bearer
+// x" is as good as "Bearer x" (r.BasicAuth already reads "basic" so).
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
 }
 
 // openPath reports the routes that need nobody signed in: webhooks (signed

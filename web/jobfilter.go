@@ -1,6 +1,7 @@
 package web
 
 import (
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -10,6 +11,81 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/templates"
 )
+
+// The filters of lists are read here, and only here: the runs, locks and
+// audit pages and the JSON API's lists share the parsers below, so that a
+// parameter means the same and is refused the same way everywhere (400,
+// naming the parameter and what it takes).
+
+// The parameters each list of the JSON API takes.
+var (
+	jobParams    = []string{"repo", "pull", "project", "kind", "state", "user", "from", "to", "before", "after", "limit"}
+	searchParams = append(slices.Clip(jobParams), "q")
+	pullParams   = []string{"repo", "state"}
+	auditParams  = []string{"actor", "action", "repo", "since", "before", "limit"}
+	lockParams   = []string(nil) // GET /api/v1/locks lists every lock
+)
+
+// pullStates are the values of a pull request filter's state.
+var pullStates = []string{atoll.PullOpen, atoll.PullClosed, atoll.PullMerged}
+
+// listParams checks the query of a JSON API list: every parameter one the
+// list takes, each given once. A misspelt or unknown filter would
+// otherwise be no filter at all, and a repeated one would have one of its
+// values picked silently. (Pages ignore parameters they do not take: links
+// may carry others.)
+func listParams(q url.Values, takes []string) error {
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		if !slices.Contains(takes, k) {
+			what := strings.Join(takes, ", ")
+			if what == "" {
+				what = "no parameters"
+			}
+			return atoll.Errorf(atoll.EINVALID, "Unknown parameter %q: this list takes %s.", k, what)
+		}
+		if len(q[k]) > 1 {
+			return atoll.Errorf(atoll.EINVALID, "The parameter %q is given %d times: give it once.", k, len(q[k]))
+		}
+	}
+	return nil
+}
+
+// oneOf checks that parameter k's value v, if any, is one of allowed.
+func oneOf(k, v string, allowed []string) error {
+	if v == "" || slices.Contains(allowed, v) {
+		return nil
+	}
+	return atoll.Errorf(atoll.EINVALID, "Invalid %s %q: use one of %s.", k, v, strings.Join(allowed, ", "))
+}
+
+// repoParam checks a repo parameter: owner/name.
+func repoParam(v string) error {
+	if v != "" && !strings.Contains(strings.Trim(v, "/"), "/") {
+		return atoll.Errorf(atoll.EINVALID, "Invalid repo %q: use owner/name.", v)
+	}
+	return nil
+}
+
+// pullParam reads a pull parameter: a pull request number, 0 when v is "".
+func pullParam(v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, atoll.Errorf(atoll.EINVALID, "Invalid pull %q: use a pull request number.", v)
+	}
+	return n, nil
+}
+
+// pullFilter reads the filters of GET /api/v1/pulls: repo and state.
+func pullFilter(q url.Values) (atoll.PullFilter, error) {
+	f := atoll.PullFilter{Repo: strings.TrimSpace(q.Get("repo")), State: strings.TrimSpace(q.Get("state"))}
+	if err := repoParam(f.Repo); err != nil {
+		return f, err
+	}
+	return f, oneOf("state", f.State, pullStates)
+}
 
 // jobFilter reads the runs filters shared by GET /runs, GET /api/v1/jobs
 // and GET /api/v1/search: repo, pull, project, kind, state, user, from and
@@ -21,23 +97,19 @@ func jobFilter(q url.Values) (atoll.JobFilter, templates.RunsFilter, error) {
 	typed := templates.RunsFilter{Repo: get("repo"), Pull: strings.TrimPrefix(get("pull"), "#"), Project: get("project"),
 		Kind: get("kind"), State: get("state"), User: get("user"), From: get("from"), To: get("to"), Q: get("q")}
 	f := atoll.JobFilter{Repo: typed.Repo, Project: typed.Project, Kind: typed.Kind, State: typed.State, User: typed.User}
-	if typed.Repo != "" && !strings.Contains(strings.Trim(typed.Repo, "/"), "/") {
-		return f, typed, atoll.Errorf(atoll.EINVALID, "Repository must be owner/name, not %q.", typed.Repo)
+	err := repoParam(typed.Repo)
+	if err == nil {
+		err = oneOf("kind", typed.Kind, templates.JobKinds)
 	}
-	if typed.Kind != "" && !slices.Contains(templates.JobKinds, typed.Kind) {
-		return f, typed, atoll.Errorf(atoll.EINVALID, "Unknown kind %q: use %s.", typed.Kind, strings.Join(templates.JobKinds, " or "))
+	if err == nil {
+		err = oneOf("state", typed.State, templates.JobStates)
 	}
-	if typed.State != "" && !slices.Contains(templates.JobStates, typed.State) {
-		return f, typed, atoll.Errorf(atoll.EINVALID, "Unknown state %q: use one of %s.", typed.State, strings.Join(templates.JobStates, ", "))
+	if err == nil {
+		f.Pull, err = pullParam(typed.Pull)
 	}
-	if typed.Pull != "" {
-		n, err := strconv.Atoi(typed.Pull)
-		if err != nil || n <= 0 {
-			return f, typed, atoll.Errorf(atoll.EINVALID, "Invalid pull request number %q.", typed.Pull)
-		}
-		f.Pull = n
+	if err != nil {
+		return f, typed, err
 	}
-	var err error
 	if f.From, err = day(typed.From, "from"); err != nil {
 		return f, typed, err
 	}
@@ -53,7 +125,7 @@ func jobFilter(q url.Values) (atoll.JobFilter, templates.RunsFilter, error) {
 	}{{"before", &f.Before}, {"after", &f.After}} {
 		if v := get(c.key); v != "" {
 			if *c.to, err = atoll.ParseID(v); err != nil {
-				return f, typed, atoll.Errorf(atoll.EINVALID, "Invalid %s cursor %q: a job id.", c.key, v)
+				return f, typed, atoll.Errorf(atoll.EINVALID, "Invalid %s %q: use a job id.", c.key, v)
 			}
 		}
 	}
@@ -62,7 +134,7 @@ func jobFilter(q url.Values) (atoll.JobFilter, templates.RunsFilter, error) {
 	}
 	if v := get("limit"); v != "" {
 		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit <= 0 || f.Limit > 1000 {
-			return f, typed, atoll.Errorf(atoll.EINVALID, "Invalid limit %q: 1 to 1000.", v)
+			return f, typed, atoll.Errorf(atoll.EINVALID, "Invalid limit %q: use 1 to 1000.", v)
 		}
 	}
 	return f, typed, nil
@@ -75,7 +147,7 @@ func day(s, name string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil {
-		return time.Time{}, atoll.Errorf(atoll.EINVALID, "Invalid %s date %q: use YYYY-MM-DD (a day in UTC).", name, s)
+		return time.Time{}, atoll.Errorf(atoll.EINVALID, "Invalid %s %q: use a date, YYYY-MM-DD (a day in UTC).", name, s)
 	}
 	return t, nil
 }

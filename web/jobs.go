@@ -16,6 +16,10 @@ const apiJobsLimit = 200
 // header (rel="next": older, rel="prev": newer), with before= or after=
 // cursors (job ids).
 func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
+	if err := listParams(r.URL.Query(), jobParams); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	f, _, err := jobFilter(r.URL.Query())
 	if err != nil {
 		s.error(w, r, err)

@@ -8,6 +8,10 @@ import (
 
 // handleLocks lists every lock.
 func (s *Server) handleLocks(w http.ResponseWriter, r *http.Request) {
+	if err := listParams(r.URL.Query(), lockParams); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	locks, err := s.DB.Locks(r.Context())
 	if err != nil {
 		s.error(w, r, err)

@@ -30,7 +30,7 @@ func (s *Server) handleLocksPage(w http.ResponseWriter, r *http.Request) {
 	f, err := lockFilter(typed, page.Meta.Now)
 	if err == nil && get("after") != "" {
 		if f.After, err = atoll.ParseID(get("after")); err != nil {
-			err = atoll.Errorf(atoll.EINVALID, "Invalid after cursor %q: a lock id.", get("after"))
+			err = atoll.Errorf(atoll.EINVALID, "Invalid after %q: use a lock id.", get("after"))
 		}
 	}
 	if err == nil {
@@ -82,20 +82,17 @@ var ageRE = regexp.MustCompile(`^(\d{1,6})\s*(m|min|h|d|w)$`)
 // from now.
 func lockFilter(t templates.LockFilter, now time.Time) (atoll.LockFilter, error) {
 	f := atoll.LockFilter{Repo: t.Repo, User: t.User}
-	if t.Repo != "" && !strings.Contains(strings.Trim(t.Repo, "/"), "/") {
-		return f, atoll.Errorf(atoll.EINVALID, "Repository must be owner/name, not %q.", t.Repo)
+	if err := repoParam(t.Repo); err != nil {
+		return f, err
 	}
-	if t.Pull != "" {
-		n, err := strconv.Atoi(t.Pull)
-		if err != nil || n <= 0 {
-			return f, atoll.Errorf(atoll.EINVALID, "Invalid pull request number %q.", t.Pull)
-		}
-		f.Pull = n
+	var err error
+	if f.Pull, err = pullParam(t.Pull); err != nil {
+		return f, err
 	}
 	if t.Older != "" {
 		m := ageRE.FindStringSubmatch(strings.ToLower(t.Older))
 		if m == nil {
-			return f, atoll.Errorf(atoll.EINVALID, "Invalid age %q: a number and a unit, e.g. 90m, 12h, 3d or 2w.", t.Older)
+			return f, atoll.Errorf(atoll.EINVALID, "Invalid older %q: use a number and a unit, e.g. 90m, 12h, 3d or 2w.", t.Older)
 		}
 		n, _ := strconv.Atoi(m[1])
 		unit := map[string]time.Duration{"m": time.Minute, "min": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]

@@ -100,7 +100,7 @@ func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int,
 // Success and failure are both audit events, with the client's address.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if err := r.ParseForm(); err != nil {
+	if err := readForm(w, r, maxForm); err != nil {
 		s.renderLogin(w, r, http.StatusBadRequest, "/", "", "The form could not be read.")
 		return
 	}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"mime"
 	"net/http"
 	"regexp"
@@ -140,17 +139,14 @@ func requestPhraseOf(cmd string, id int64) string {
 // readPullCommand reads a form or a JSON body.
 func readPullCommand(w http.ResponseWriter, r *http.Request) (pullCommandRequest, error) {
 	var in pullCommandRequest
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	media, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if media == "application/json" {
-		dec := json.NewDecoder(r.Body)
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&in); err != nil {
-			return in, atoll.Errorf(atoll.EINVALID, `Body must be JSON like {"command":"plan","project":"name"}.`)
+		if err := readJSON(w, r, &in, jsonBody{Limit: 64 << 10, Like: `{"command":"plan","project":"name"}`}); err != nil {
+			return in, err
 		}
 	} else {
-		if err := r.ParseForm(); err != nil {
-			return in, atoll.Errorf(atoll.EINVALID, "Unreadable form.")
+		if err := readForm(w, r, 64<<10); err != nil {
+			return in, err
 		}
 		in = pullCommandRequest{Command: r.PostForm.Get("command"), Project: r.PostForm.Get("project"),
 			Dir: r.PostForm.Get("dir"), Workspace: r.PostForm.Get("workspace")}

@@ -21,7 +21,16 @@ type pullDetailResponse struct {
 
 // handlePulls lists pull requests with their projects.
 func (s *Server) handlePulls(w http.ResponseWriter, r *http.Request) {
-	pulls, err := s.DB.Pulls(r.Context(), atoll.PullFilter{Repo: r.URL.Query().Get("repo"), State: r.URL.Query().Get("state")})
+	if err := listParams(r.URL.Query(), pullParams); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	f, err := pullFilter(r.URL.Query())
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	pulls, err := s.DB.Pulls(r.Context(), f)
 	if err != nil {
 		s.error(w, r, err)
 		return

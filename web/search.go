@@ -17,6 +17,10 @@ type searchHit struct {
 // handleSearch searches job logs: q (its syntax: the store's ParseSearch) and the runs
 // filters; next_before, when not 0, is the before= of the next page.
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
+	if err := listParams(r.URL.Query(), searchParams); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	f, typed, err := jobFilter(r.URL.Query())
 	if err == nil && f.After != 0 {
 		err = atoll.Errorf(atoll.EINVALID, "A search pages towards older jobs only: use before, not after.")

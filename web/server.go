@@ -248,6 +248,7 @@ var statusOf = map[string]int{
 	atoll.EUNAVAILABLE:    http.StatusServiceUnavailable,
 	atoll.ENOTIMPLEMENTED: http.StatusNotImplemented,
 	atoll.ETOOMANY:        http.StatusTooManyRequests,
+	atoll.ETOOLARGE:       http.StatusRequestEntityTooLarge,
 	atoll.EINTERNAL:       http.StatusInternalServerError,
 }
 

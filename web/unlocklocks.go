@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -84,14 +83,13 @@ func (s *Server) handleUnlockLocks(w http.ResponseWriter, r *http.Request) {
 
 func readUnlockRequest(w http.ResponseWriter, r *http.Request) (unlockRequest, error) {
 	var in unlockRequest
-	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
 	if media, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); media == "application/json" {
-		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-			return in, atoll.Errorf(atoll.EINVALID, "Invalid JSON: %v.", err)
+		if err := readJSON(w, r, &in, jsonBody{Limit: 1 << 20, AllowUnknown: true, Like: `{"ids":[1,2],"confirm":true}`}); err != nil {
+			return in, err
 		}
 	} else {
-		if err := r.ParseForm(); err != nil {
-			return in, atoll.Errorf(atoll.EINVALID, "Invalid form: %v.", err)
+		if err := readForm(w, r, 1<<20, "id"); err != nil {
+			return in, err
 		}
 		in.Back, in.Confirm = r.PostForm.Get("back"), r.PostForm.Get("confirm") == "1"
 		for _, v := range r.PostForm["id"] {

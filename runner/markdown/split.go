@@ -13,10 +13,17 @@ const (
 	// minContent is the least room a piece keeps for content, so splitting
 	// always progresses.
 	minContent = 64
+	// maxWholeLine is the longest line moved whole to the next piece when
+	// it does not fit in this one; a longer line is cut where the piece
+	// fills up. Moving every line whole would leave up to a line's length
+	// unused in each piece: a plan whose lines are a little longer than a
+	// comment alternated full and nearly empty comments.
+	maxWholeLine = 1024
 )
 
 // Split cuts body into comments of at most MaxCommentLen bytes, each starting
-// with marker. Cuts fall between lines where possible; a code fence or
+// with marker, filling each before starting the next. Cuts fall between
+// lines, except in lines longer than maxWholeLine; a code fence or
 // <details> block open at a cut is closed at the end of one piece and
 // re-opened at the start of the next, so each piece renders on its own.
 // Pieces after the first say which part they are. A limit too small for the
@@ -84,7 +91,10 @@ func cut(body string, limit, reserve int) []string {
 			i++
 			continue
 		}
-		if !fresh {
+		// The line does not fit: n bytes of it would. A line that opens or
+		// closes a block, or a short one, goes whole to the next piece.
+		n := room - cur.Len() - len(st.closing()) - 1
+		if !fresh && (!next.same(st) || len(line) <= maxWholeLine || n < minContent) {
 			flush()
 			continue
 		}
@@ -94,9 +104,8 @@ func cut(body string, limit, reserve int) []string {
 			i++
 			continue
 		}
-		// The line alone is too long: put as much as fits here, in the
-		// current block, and the rest in the following pieces.
-		n := room - cur.Len() - len(st.closing()) - 1
+		// A long line: put as much as fits here, in the current block, and
+		// the rest in the following pieces.
 		for n > 0 && !utf8.RuneStart(line[n]) {
 			n--
 		}

@@ -147,5 +147,10 @@ func (p *Provider) ours(author *webapi.IdentityRef) bool {
 // one is refused, which would lose the whole plan output.
 const maxCommentChars = 150000
 
+// MaxCommentChars is Azure DevOps' limit on a comment (vcs.CommentLimiter).
+func (p *Provider) MaxCommentChars() int { return maxCommentChars }
+
+var _ vcs.CommentLimiter = (*Provider)(nil)
+
 // fitComment truncates body to the host's limit (see vcs.FitComment).
 func fitComment(body string) string { return vcs.FitComment(body, maxCommentChars, "Azure DevOps'") }

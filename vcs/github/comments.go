@@ -95,5 +95,10 @@ func (p *Provider) HideComments(ctx context.Context, repo atoll.Repo, number int
 // rejected with 422, which would lose the whole plan output.
 const maxCommentChars = 65536
 
+// MaxCommentChars is GitHub's limit on a comment (vcs.CommentLimiter).
+func (p *Provider) MaxCommentChars() int { return maxCommentChars }
+
+var _ vcs.CommentLimiter = (*Provider)(nil)
+
 // fitComment truncates body to the host's limit (see vcs.FitComment).
 func fitComment(body string) string { return vcs.FitComment(body, maxCommentChars, "GitHub's") }
