@@ -130,8 +130,16 @@ func TestFullDiskDuringPlanAndApply(t *testing.T) {
 		if j == nil || j.State != atoll.JobRunning {
 			return false
 		}
+		// Terraform has started and its provisioner sleeps: the job's end
+		// is still to be written. The log arrives in batches, so the
+		// command line need not be the last line stored.
 		lines, _ := m.DB.Logs(ctx, j.ID, 0, 0)
-		return len(lines) > 0 && strings.Contains(lines[len(lines)-1].Text, "terraform apply")
+		started, done := false, false
+		for _, l := range lines {
+			started = started || strings.Contains(l.Text, "terraform apply")
+			done = done || strings.Contains(l.Text, "Creation complete")
+		}
+		return started && !done
 	})
 	mustContain(t, "apply comment", waitFor(t, gh, 1, 2), "Apply complete!")
 	checkLog(t, m, job(atoll.JobApply), atoll.JobSucceeded, "Apply complete!")

@@ -156,7 +156,7 @@ workflows:
       steps:
       - run: printf "%s\\n" "before import $COMMENT_ARGS"
       - import:
-          extra_args: ["-lock=false"]
+          extra_args: ["-lock-timeout=10s"]
     state_rm:
       steps:
       - init

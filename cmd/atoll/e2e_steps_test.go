@@ -84,8 +84,8 @@ resource "terraform_data" "app" {
 	mustContain(t, "scripted plan log", log, "env: FROM_CMD set from", "Dynamic environment variables added:", "run-step pull=1 ws=default", "Plan: 1 to add")
 
 	// Comment arguments reach run steps escaped, in COMMENT_ARGS only.
-	e.comment(1, "atlantis plan -p scripted -- -lock=false")
-	mustContain(t, "plan with arguments", e.waitComment(1, 2), `args=[\-\l\o\c\k\=\f\a\l\s\e]`, "Plan: 1 to add")
+	e.comment(1, "atlantis plan -p scripted -- -refresh=false")
+	mustContain(t, "plan with arguments", e.waitComment(1, 2), `args=[\-\r\e\f\r\e\s\h\=\f\a\l\s\e]`, "Plan: 1 to add")
 
 	// The steps are stored with the jobs: after a restart, the apply job
 	// made from the stored plan job runs the workflow's apply stage.
