@@ -16,7 +16,7 @@ PORT ?= 4141
 export GOTOOLCHAIN := local
 export CHECKPOINT_DISABLE := 1
 
-.PHONY: run test build bench generate generated vet staticcheck clean chromium
+.PHONY: run test security build bench generate generated vet staticcheck clean chromium
 
 # Terraform is built once from source (about five minutes) and reused.
 $(TERRAFORM):
@@ -67,6 +67,12 @@ chromium:
 
 test: $(TERRAFORM) $(CONFTEST) vet staticcheck generated chromium
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) ATOLL_TEST_CONFTEST=$(CONFTEST) ATOLL_TEST_CHROMIUM=$$(command -v chromium) $(GO) test -race -count=1 -timeout 60m ./...
+
+# The security regression suite alone: every test named TestSecurity...
+# (hostile comments, redirects, sign-in limits, revocation, approvals,
+# malformed input). make test runs them with the rest.
+security: $(TERRAFORM) chromium
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) ATOLL_TEST_CHROMIUM=$$(command -v chromium) $(GO) test -race -count=1 -run Security -timeout 20m ./...
 
 # The figures in docs/performance.md.
 bench: $(TERRAFORM)
