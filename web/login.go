@@ -99,9 +99,8 @@ func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int,
 // handleLogin checks a local account's password and starts a session.
 // Success and failure are both audit events, with the client's address.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := readForm(w, r, maxForm); err != nil {
-		s.renderLogin(w, r, http.StatusBadRequest, "/", "", "The form could not be read.")
+		s.renderLogin(w, r, s.errorStatus(r, err), "/", "", atoll.ErrorMessage(err))
 		return
 	}
 	name, password := strings.TrimSpace(r.PostForm.Get("name")), r.PostForm.Get("password")
