@@ -220,7 +220,8 @@ func startNode(t testing.TB, c *haCluster, id string, extra ...string) *haNode {
 		"--terraform-bin", terraformBin(t),
 		"--log-level", "info",
 		"--gh-token", "gh-test-token", "--gh-user", "atoll-bot", "--gh-webhook-secret", webhookSecret,
-		"--gh-api-url", c.GH.URL + "/",
+		// Through the node's own prefix: the fake records who wrote.
+		"--gh-api-url", c.GH.URL + "/via/" + id + "/",
 		"--repo-allowlist", "github.com/acme/*",
 		"--api-secret", "api-secret-for-tests",
 		"--parallelism", "4",
