@@ -88,7 +88,9 @@ func (r *Runner) process(req *atoll.Request) {
 		state, msg = atoll.RequestQueued, ""
 	}
 	// A request left running would hold up its pull request's queue.
-	if ferr := r.commit("finish request", func(ctx context.Context) error { return r.DB.FinishRequest(ctx, req.ID, state, msg) }); ferr != nil {
+	ferr := r.commit("finish request", func(ctx context.Context) error { return r.DB.FinishRequest(ctx, req.ID, state, msg) })
+	r.release(req.ID, ferr != nil)
+	if ferr != nil {
 		log.Error("finish request", "err", ferr)
 	}
 	log.Info("request finished", "state", state)

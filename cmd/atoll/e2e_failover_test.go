@@ -758,3 +758,35 @@ func terraformPlans(t *testing.T, dir string) []int {
 	}
 	return pids
 }
+
+// A webhook acknowledged as a redelivery (its first delivery was answered
+// 503 because its sync was answered too late, though the replica stored
+// it) gets its answer even though the claim of its request met the same
+// fate: told "not replicated", stored all the same, no worker on it
+// (issue 21). Before the orphan sweep the request stayed running under the
+// active until the next start of a node, and nothing was ever said.
+func TestFailoverClaimNotReplicatedIsWorkedOn(t *testing.T) {
+	c := newHACluster(t, "s3", map[string]string{"small/main.tf": tfProject("small", 1)})
+	a := startNode(t, c, "a")
+	waitActive(t, 30*time.Second, a)
+	mustSend(t, a.URL, c.commentDelivery(t, 1, "atlantis help warm-up"))
+	waitPullComment(t, c.GH, 1, `"warm-up"`, 30*time.Second)
+
+	d := c.commentDelivery(t, 1, "atlantis help late-sync")
+	c.S3.DelayLTXAnswers(time.Minute) // until the uploader gives up, at its lease deadline
+	code, err := d.send(a.URL)
+	t.Logf("first delivery while syncs are answered too late: %d %v", code, err)
+	if code >= 200 && code <= 299 {
+		t.Fatalf("a webhook was acknowledged although its sync failed (%d)", code)
+	}
+	// The worker claims the request (stored, though the webhook was told
+	// otherwise) and its claim's sync fails too.
+	eventually(t, 30*time.Second, "a failed claim on A", func() bool { return strings.Contains(a.log(), `"msg":"claim request"`) })
+	c.S3.DelayLTXAnswers(0)
+	// The redelivery is acknowledged: the delivery is known.
+	mustSend(t, a.URL, d)
+	waitPullComment(t, c.GH, 1, `"late-sync"`, 30*time.Second)
+	if !a.isActive() {
+		t.Fatal("A is no longer the active node")
+	}
+}
