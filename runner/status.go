@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"slices"
 	"time"
@@ -31,7 +33,7 @@ func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo
 	}
 	st.Context = truncateContext(name)
 	if err := p.SetStatus(ctx, *repo, sha, st); err != nil {
-		r.Logger.Error("set commit status", "repo", repo.FullName(), "context", name, "err", err)
+		r.Logger.Log(ctx, errorLevel(err), "set commit status", "repo", repo.FullName(), "context", name, "err", err)
 	}
 }
 
@@ -192,4 +194,14 @@ func reportContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // the statuses and the dashboard still show it.
 func silenced(j *atoll.Job, command string) bool {
 	return slices.Contains(j.Spec.SilencePRComments, command)
+}
+
+// errorLevel is the level a failed outward write is logged at: a write
+// refused because this node's lease passed is logged once, by the fence,
+// and is only a debug line here.
+func errorLevel(err error) slog.Level {
+	if errors.Is(err, atoll.ErrFenced) {
+		return slog.LevelDebug
+	}
+	return slog.LevelError
 }
