@@ -739,10 +739,15 @@ func TestFailoverSIGSTOPNoVCSWritesAfterTakeover(t *testing.T) {
 	if strings.Contains(a.log(), "fenced: VCS writes refused") {
 		t.Log("A tried to write after it resumed and was refused")
 	}
-	// B told the pull request, and works on it.
+	// B told the pull request, and planned it again: the request A
+	// acknowledged has its outcome.
 	mustContain(t, "PR 1 interrupted comment", waitPullComment(t, c.GH, 1, "interrupted", 20*time.Second), "Plan interrupted")
+	waitPullComment(t, c.GH, 1, "atlantis apply -d slow", 120*time.Second)
 	if len(c.GH.writesBy("b", frozenAt)) == 0 {
 		t.Error("no write from B after the takeover")
+	}
+	if writes := c.GH.writesBy("a", frozenAt); len(writes) > 0 {
+		t.Errorf("the deposed active wrote to GitHub after the takeover: %+v", writes)
 	}
 }
 
