@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -312,5 +316,44 @@ func TestAsLooksThroughTheWrapper(t *testing.T) {
 	}
 	if _, ok := vcs.As[vcs.Reactor](plain{&recorder{}}); ok {
 		t.Fatal("As[Reactor] of a plain provider = true")
+	}
+}
+
+// Every interface the vcs package declares is one a provider may have, so
+// Fenced must implement it (else As finds nothing behind the wrapper, and
+// the feature is silently off on a node of a pair) and fence its writes
+// (the tests above, through providerInterfaces).
+func TestFencedCoversEveryProviderInterface(t *testing.T) {
+	known := map[string]bool{"Recognizer": true} // embedded in Provider
+	for _, iface := range providerInterfaces {
+		known[iface.Name()] = true
+		if !reflect.TypeFor[*vcs.Fenced]().Implements(iface) {
+			t.Errorf("*vcs.Fenced does not implement vcs.%s", iface.Name())
+		}
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range g.Specs {
+				ts := spec.(*ast.TypeSpec)
+				if _, ok := ts.Type.(*ast.InterfaceType); ok && !known[ts.Name.Name] {
+					t.Errorf("%s declares interface %s: add it to providerInterfaces and implement it in Fenced (fencing its writes)", name, ts.Name.Name)
+				}
+			}
+		}
 	}
 }
