@@ -17,11 +17,12 @@ import (
 // worker holds goes back to the queue (and is resumed like any requeued
 // request: finished jobs are only reported, queued ones run).
 
-// claim claims the next request and registers it as held, under claimMu so
-// that a sweep never sees it claimed and not yet held.
+// claim claims the next request and registers it as held, under claimMu
+// (shared with other claims, exclusive of a sweep) so that a sweep never
+// sees it claimed and not yet held.
 func (r *Runner) claim() (*atoll.Request, error) {
-	r.claimMu.Lock()
-	defer r.claimMu.Unlock()
+	r.claimMu.RLock()
+	defer r.claimMu.RUnlock()
 	req, err := r.DB.ClaimRequest(context.Background(), r.Node)
 	if err != nil {
 		// The claim may be committed all the same.
@@ -29,10 +30,12 @@ func (r *Runner) claim() (*atoll.Request, error) {
 		return nil, err
 	}
 	if req != nil {
+		r.liveMu.Lock()
 		if r.live == nil {
 			r.live = map[int64]bool{}
 		}
 		r.live[req.ID] = true
+		r.liveMu.Unlock()
 	}
 	return req, nil
 }
@@ -40,9 +43,9 @@ func (r *Runner) claim() (*atoll.Request, error) {
 // release lets request id go once its worker has recorded how it ended;
 // unknown says that record failed, so the request may still be running.
 func (r *Runner) release(id int64, unknown bool) {
-	r.claimMu.Lock()
+	r.liveMu.Lock()
 	delete(r.live, id)
-	r.claimMu.Unlock()
+	r.liveMu.Unlock()
 	// After it left live: a sweep that started before would skip it.
 	if unknown {
 		r.orphans.Store(true)
@@ -53,15 +56,19 @@ func (r *Runner) release(id int64, unknown bool) {
 // node that no worker holds. If it fails it is tried again on the next
 // worker's turn.
 func (r *Runner) requeueOrphans() {
+	// No claim is in flight while the sweep runs: every claimed request
+	// is in live.
 	r.claimMu.Lock()
 	defer r.claimMu.Unlock()
 	if !r.orphans.Swap(false) {
 		return // another worker swept
 	}
+	r.liveMu.Lock()
 	live := make([]int64, 0, len(r.live))
 	for id := range r.live {
 		live = append(live, id)
 	}
+	r.liveMu.Unlock()
 	n, err := r.DB.RequeueOrphans(context.Background(), r.Node, live)
 	if err != nil {
 		r.orphans.Store(true)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -105,6 +106,74 @@ func TestClaimNotReplicatedIsStillWorkedOn(t *testing.T) {
 	for _, tag := range []string{`"first"`, `"second"`} {
 		if !strings.Contains(got, tag) {
 			t.Errorf("no reply quoting %s on the pull request:\n%s", tag, got)
+		}
+	}
+}
+
+// everyThird tells every third claim "not replicated" (committed all the
+// same).
+type everyThird struct {
+	atoll.RunnerStore
+	n atomic.Int32
+}
+
+func (s *everyThird) ClaimRequest(ctx context.Context, node string) (*atoll.Request, error) {
+	req, err := s.RunnerStore.ClaimRequest(ctx, node)
+	if err == nil && req != nil && s.n.Add(1)%3 == 0 {
+		return nil, atoll.Errorf(atoll.EUNAVAILABLE, "The write was not replicated.")
+	}
+	return req, err
+}
+
+// With workers claiming in parallel and claims failing often, every request
+// is worked on exactly once: the sweep requeues the orphans and never a
+// request a worker holds (which would answer twice).
+func TestSweepNeverRequeuesAHeldRequest(t *testing.T) {
+	ctx := context.Background()
+	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
+	if err := db.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	host := &comments{}
+	r := &runner.Runner{DB: &everyThird{RunnerStore: db}, Node: "a", Parallelism: 4,
+		Providers: map[string]vcs.Provider{atoll.VCSGitHub: host},
+		Parser:    command.Parser{ExecutableName: "atlantis"},
+		Allowlist: runner.ParseAllowlist("github.com/acme/*"),
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	const n = 30
+	var ids []int64
+	for i := range n {
+		id, err := r.Enqueue(ctx, event(vcs.EventComment, 1+i%5, "atlantis help t"+strconv.Itoa(i)))
+		if err != nil || id == 0 {
+			t.Fatalf("Enqueue: %d %v", id, err)
+		}
+		ids = append(ids, id)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for _, id := range ids {
+		for {
+			q, err := db.Request(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if q.State == atoll.RequestDone {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("request %d still %s", id, q.State)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	got := strings.Join(host.posted(), "\n")
+	for i := range n {
+		if c := strings.Count(got, strconv.Quote("t"+strconv.Itoa(i))); c != 1 {
+			t.Errorf("help t%d answered %d times, want once", i, c)
 		}
 	}
 }

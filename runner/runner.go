@@ -148,10 +148,12 @@ type Runner struct {
 
 	commitRetries atomic.Int64
 
-	// claimMu orders claims with the orphan sweep (orphans.go): a request
-	// is in live from the moment its claim returns until its worker let it
-	// go, so the sweep never requeues a request a worker holds.
-	claimMu sync.Mutex
+	// claimMu orders claims (read-locked: they run at once) with the
+	// orphan sweep (locked) (orphans.go): a request is in live from the
+	// moment its claim returns until its worker let it go, so the sweep
+	// never requeues a request a worker holds.
+	claimMu sync.RWMutex
+	liveMu  sync.Mutex
 	live    map[int64]bool
 	// orphans says a write whose outcome is unknown (a failed claim or
 	// finish) may have left a request running under this node with no
