@@ -133,6 +133,11 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 		}
 		r.status(ctx, w, sha, command, "", state, fmt.Sprintf("%d/%d projects planned successfully.", ok, len(outcomes)), r.pullURL(w))
 	}
+	for _, o := range outcomes {
+		if o.resumed {
+			r.resumedStatus(ctx, w, o)
+		}
+	}
 	if len(tell) == 0 {
 		// Every project silenced (silence_pr_comments): told all the same.
 		if len(told) > 0 {
@@ -163,6 +168,24 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 		}
 	}
 	return nil
+}
+
+// resumedStatus sets the commit status of a job that ended before this run
+// of its request, as runJob would have when it ended: the process that ran
+// it may have died (or lost its lease, and been fenced) with the status
+// still queued.
+func (r *Runner) resumedStatus(ctx context.Context, w *work, o outcome) {
+	j := o.job
+	st, desc := vcs.StatusSuccess, title(j.Kind)+" succeeded."
+	if j.State != atoll.JobSucceeded {
+		st, desc = vcs.StatusFailure, title(j.Kind)+" "+j.State+"."
+	} else if j.Summary != nil {
+		desc = summaryText(j.Kind, *j.Summary)
+	}
+	told := o.res
+	told.Command = j.Kind
+	r.statusWith(ctx, w, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project),
+		vcs.Status{State: st, Description: desc, TargetURL: r.jobURL(j.ID), Details: markdown.StatusDetails(told)})
 }
 
 func (r *Runner) pullURL(w *work) string {
