@@ -255,6 +255,9 @@ type JobService interface {
 	FinishStateJob(ctx context.Context, j *Job, event func(discarded int) Event) (int, error)
 	MarkJobsReported(ctx context.Context, ids []int64) error
 	RequeueRunning(ctx context.Context) ([]*Job, error)
+	// RequeueOrphans requeues node's running requests that none of its
+	// workers holds (live are those they hold), returning how many.
+	RequeueOrphans(ctx context.Context, node string, live []int64) (int, error)
 	CancelRequestJobs(ctx context.Context, requestID int64, msg string) error
 	FinishRequest(ctx context.Context, id int64, state, msg string) error
 	// Intake records a webhook and queues its request, unless redelivered.

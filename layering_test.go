@@ -3,6 +3,7 @@ package atoll_test
 import (
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -39,6 +40,36 @@ func TestLayering(t *testing.T) {
 		}
 		if checked == 0 {
 			t.Errorf("no non-test Go files in %s: the test must run in the module's root", dir)
+		}
+	}
+}
+
+// TestVCSOptionalInterfacesThroughAs: providers of a node of a pair are
+// wrapped by vcs.Fenced, which implements every optional interface, so a
+// type assertion (p.(vcs.Reactor)) would always succeed and call a method
+// the host lacks. Optional interfaces are asked for with vcs.As.
+func TestVCSOptionalInterfacesThroughAs(t *testing.T) {
+	for _, dir := range []string{"web", "runner", "runner/notify", "cmd/atoll", "vcs"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range files {
+			// The wrapper itself asks what it wraps.
+			if strings.HasSuffix(name, "_test.go") || name == filepath.Join("vcs", "fence.go") {
+				continue
+			}
+			b, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, line := range strings.Split(string(b), "\n") {
+				for _, iface := range []string{"Replier", "Reactor", "TeamLister", "HostCredentials", "ApprovalDismisser"} {
+					if strings.Contains(line, ".(vcs."+iface+")") || strings.Contains(line, ".("+iface+")") {
+						t.Errorf("%s:%d asserts %s: use vcs.As[%s], which looks through vcs.Fenced", name, i+1, iface, iface)
+					}
+				}
+			}
 		}
 	}
 }

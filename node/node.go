@@ -357,6 +357,12 @@ var errRenewedLate = errors.New("the lease was renewed only after its deadline")
 // it: the standby's clock may run a little ahead.
 func (n *Node) margin() time.Duration { return n.cfg.TTL / 5 }
 
+// Deadline is the instant until which this node may act: upload to the
+// replica, and write to VCS hosts and notification webhooks (atoll.Fence).
+// It is the zero time on a standby, on a node still taking the lease, on a
+// fenced node, and once a stopping node is about to release its lease.
+func (n *Node) Deadline() time.Time { return n.deadlineNow() }
+
 func (n *Node) deadlineNow() time.Time {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -465,6 +471,11 @@ func (n *Node) Stop(ctx context.Context) error {
 		closeDB()
 	}
 	if active {
+		// The work has stopped; once the lease is released the other node
+		// may take over at once, so nothing may leave this one from now on.
+		n.mu.Lock()
+		n.deadline = time.Time{}
+		n.mu.Unlock()
 		select {
 		case <-n.fenced:
 		default:

@@ -119,10 +119,21 @@ func TestPromotionAndHandover(t *testing.T) {
 	if st := b.Status(context.Background()); st.Role != atoll.RoleStandby || st.Ready || st.ActiveURL != "http://a" {
 		t.Fatalf("b = %+v, want a standby forwarding to a", st)
 	}
+	// The deadline VCS writes and notifications are fenced by: the
+	// active's is ahead, a standby's is the zero time.
+	if d := a.Deadline(); !time.Now().Before(d) {
+		t.Fatalf("the active's deadline %v is not ahead", d)
+	}
+	if d := b.Deadline(); !d.IsZero() {
+		t.Fatalf("the standby's deadline = %v, want the zero time", d)
+	}
 
 	stopped := time.Now()
 	if err := a.Stop(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	if d := a.Deadline(); !d.IsZero() {
+		t.Errorf("a's deadline after releasing the lease = %v, want the zero time: nothing may leave it", d)
 	}
 	waitFor(t, "b active", b.active)
 	if took := time.Since(stopped); took > testTTL*4/5 {
@@ -173,6 +184,9 @@ func TestLostLeaseFences(t *testing.T) {
 	}
 	if st := a.Status(context.Background()); st.Ready || st.Role != atoll.RoleStandby {
 		t.Errorf("a after fencing = %+v", st)
+	}
+	if d := a.Deadline(); !d.IsZero() {
+		t.Errorf("a's deadline after fencing = %v, want the zero time", d)
 	}
 	err := event(t, a.db, "after-fence")
 	if atoll.ErrorCode(err) != atoll.EUNAVAILABLE {

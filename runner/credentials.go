@@ -29,7 +29,7 @@ func (r *Runner) grantCredentials(ctx context.Context, w *work) func() {
 		return w.vcs.GitCredentials(ctx, repo)
 	})}
 	for _, kind := range slices.Sorted(maps.Keys(r.Providers)) {
-		if hc, ok := r.Providers[kind].(vcs.HostCredentials); ok && kind != w.repo.VCS {
+		if hc, ok := vcs.As[vcs.HostCredentials](r.Providers[kind]); ok && kind != w.repo.VCS {
 			sources = append(sources, r.credentialSource(ctx, w, hc.HostGitCredentials))
 		}
 	}

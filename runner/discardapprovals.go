@@ -12,7 +12,7 @@ import (
 // Hosts without dismissable approvals (Azure DevOps) are left alone, as
 // in Atlantis; a failure is logged and the plan goes on.
 func (r *Runner) discardApprovals(ctx context.Context, w *work) {
-	d, ok := w.vcs.(vcs.ApprovalDismisser)
+	d, ok := vcs.As[vcs.ApprovalDismisser](w.vcs)
 	if !r.DiscardApprovalOnPlan || !ok {
 		return
 	}

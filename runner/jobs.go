@@ -28,6 +28,10 @@ type outcome struct {
 	final bool
 	// notStarted marks a job left queued because Atoll is stopping.
 	notStarted bool
+	// resumed marks a job that ended before this run of its request (on an
+	// earlier process or the previous active node) and was not told: its
+	// project's commit status may never have been sent either.
+	resumed bool
 }
 
 // runJobs runs a request's queued jobs and returns one outcome per job in
@@ -125,6 +129,7 @@ func storedOutcome(ctx context.Context, r *Runner, j *atoll.Job) outcome {
 		return o
 	}
 	o.final = j.Final()
+	o.resumed = o.final && !j.Reported
 	o.res.Error, o.res.Summary = j.Error, j.Summary
 	if j.State == atoll.JobSucceeded {
 		o.res.Error = ""

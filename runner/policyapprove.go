@@ -164,7 +164,7 @@ func allPoliciesPassed(checks []atoll.PolicyCheck) bool {
 // policyTeams are the teams of the commenter when policy owners name teams
 // and the host has teams (GitHub); nil otherwise.
 func (r *Runner) policyTeams(ctx context.Context, w *work) ([]string, error) {
-	lister, ok := w.vcs.(vcs.TeamLister)
+	lister, ok := vcs.As[vcs.TeamLister](w.vcs)
 	if !ok || !r.Policies.Policies.HasTeams() {
 		return nil, nil
 	}

@@ -74,7 +74,7 @@ func (r *Runner) process(req *atoll.Request) {
 	state, msg := atoll.RequestDone, ""
 	if err != nil {
 		msg = atoll.ErrorMessage(err)
-		log.Error("request failed", "err", err)
+		log.Log(ctx, errorLevel(err), "request failed", "err", err)
 	}
 	if cancelID, ok := canceledCause(ctx); ok && r.jobCtx.Err() == nil {
 		// Its jobs that did not start never will.
@@ -88,7 +88,9 @@ func (r *Runner) process(req *atoll.Request) {
 		state, msg = atoll.RequestQueued, ""
 	}
 	// A request left running would hold up its pull request's queue.
-	if ferr := r.commit("finish request", func(ctx context.Context) error { return r.DB.FinishRequest(ctx, req.ID, state, msg) }); ferr != nil {
+	ferr := r.commit("finish request", func(ctx context.Context) error { return r.DB.FinishRequest(ctx, req.ID, state, msg) })
+	r.release(req.ID, ferr != nil)
+	if ferr != nil {
 		log.Error("finish request", "err", ferr)
 	}
 	log.Info("request finished", "state", state)
@@ -249,7 +251,7 @@ func (r *Runner) reportInterrupted(ctx context.Context, j *atoll.Job) {
 		body += "\n\nThe " + commandText(j.Kind) + " may have been partly done. Check the state, then run plan again."
 	}
 	if _, err := p.CreateComment(ctx, *repo, pull.Number, body+"\n"+vcs.Marker("interrupted")); err != nil {
-		r.Logger.Error("report interrupted job", "job", j.ID, "err", err)
+		r.Logger.Log(ctx, errorLevel(err), "report interrupted job", "job", j.ID, "err", err)
 	} else if err := r.commit("mark job reported", func(ctx context.Context) error { return r.DB.MarkJobsReported(ctx, []int64{j.ID}) }); err != nil {
 		r.Logger.Error("report interrupted job", "job", j.ID, "err", err)
 	}

@@ -14,7 +14,7 @@ func (r *Runner) react(ctx context.Context, w *work) {
 	if r.EmojiReaction == "" || id == "" {
 		return
 	}
-	rc, ok := w.vcs.(vcs.Reactor)
+	rc, ok := vcs.As[vcs.Reactor](w.vcs)
 	if !ok {
 		return
 	}

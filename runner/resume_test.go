@@ -6,6 +6,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/vcs"
 )
 
 // A request resumed after a restart tells the plans that ended before the
@@ -57,5 +58,39 @@ func TestSkippedStateRmGivesBackItsLock(t *testing.T) {
 	}
 	if held := e.locked(1); held["b"] {
 		t.Errorf("pull #1 still holds b's lock (held: %v); b never ran", held)
+	}
+}
+
+// A resumed request sets the commit status of a project whose plan ended
+// before the stop and was never told: the process that ran it died (or
+// lost its lease and was fenced) with the status still queued, and nothing
+// else would ever set it.
+func TestResumedPlanSetsItsProjectStatus(t *testing.T) {
+	e := newOrderEnv(t, "version: 3\nprojects:\n- {name: a, dir: a}\n- {name: b, dir: b}\n", []string{"a", "b"}, nil, 1)
+	summary := atoll.Summary{Add: 1}
+	req := e.leftRequest([]string{"a", "b"}, nil, func(tx *store.Tx, j *atoll.Job) error {
+		if j.Project != "a" {
+			return nil
+		}
+		plan := &atoll.Plan{JobID: j.ID, PullID: j.PullID, ProjectID: j.ProjectID, HeadSHA: j.HeadSHA, Summary: summary, File: []byte("plan"), ShowJSON: []byte("{}")}
+		if err := tx.InsertUnlockedPlan(plan); err != nil {
+			return err
+		}
+		return tx.FinishJob(j.ID, atoll.JobSucceeded, "", &summary)
+	})
+	e.start()
+	waitRequest(t, e.db, req.ID)
+	e.p.mu.Lock()
+	defer e.p.mu.Unlock()
+	var contexts []string
+	found := false
+	for _, st := range e.p.statuses {
+		contexts = append(contexts, st.Context+"="+st.State)
+		if strings.HasPrefix(st.Context, "atlantis/plan: a") && st.State == vcs.StatusSuccess && st.Description == "1 to add, 0 to change, 0 to destroy." {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no success status for project a, planned before the stop: %v", contexts)
 	}
 }

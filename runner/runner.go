@@ -148,6 +148,18 @@ type Runner struct {
 
 	commitRetries atomic.Int64
 
+	// claimMu orders claims (read-locked: they run at once) with the
+	// orphan sweep (locked) (orphans.go): a request is in live from the
+	// moment its claim returns until its worker let it go, so the sweep
+	// never requeues a request a worker holds.
+	claimMu sync.RWMutex
+	liveMu  sync.Mutex
+	live    map[int64]bool
+	// orphans says a write whose outcome is unknown (a failed claim or
+	// finish) may have left a request running under this node with no
+	// worker: the next worker to look sweeps.
+	orphans atomic.Bool
+
 	tfMu      sync.Mutex
 	tfVersion *version.Version // cached once read; errors are not
 }
@@ -277,7 +289,10 @@ func (r *Runner) work() {
 	defer poll.Stop()
 	for !r.stopping() {
 		r.yieldToIntake()
-		req, err := r.DB.ClaimRequest(context.Background(), r.Node)
+		if r.orphans.Load() {
+			r.requeueOrphans()
+		}
+		req, err := r.claim()
 		if err != nil {
 			r.Logger.Error("claim request", "err", err)
 		}

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"slices"
 	"time"
@@ -31,7 +33,7 @@ func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo
 	}
 	st.Context = truncateContext(name)
 	if err := p.SetStatus(ctx, *repo, sha, st); err != nil {
-		r.Logger.Error("set commit status", "repo", repo.FullName(), "context", name, "err", err)
+		r.Logger.Log(ctx, errorLevel(err), "set commit status", "repo", repo.FullName(), "context", name, "err", err)
 	}
 }
 
@@ -131,6 +133,11 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 		}
 		r.status(ctx, w, sha, command, "", state, fmt.Sprintf("%d/%d projects planned successfully.", ok, len(outcomes)), r.pullURL(w))
 	}
+	for _, o := range outcomes {
+		if o.resumed {
+			r.resumedStatus(ctx, w, o)
+		}
+	}
 	if len(tell) == 0 {
 		// Every project silenced (silence_pr_comments): told all the same.
 		if len(told) > 0 {
@@ -168,10 +175,28 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 // it, so long plans take as few comments as the host allows.
 func (r *Runner) markdownFor(host vcs.Provider) markdown.Renderer {
 	md := r.Markdown
-	if l, ok := host.(vcs.CommentLimiter); ok && (md.MaxCommentLen <= 0 || l.MaxCommentChars() < md.MaxCommentLen) {
+	if l, ok := vcs.As[vcs.CommentLimiter](host); ok && (md.MaxCommentLen <= 0 || l.MaxCommentChars() < md.MaxCommentLen) {
 		md.MaxCommentLen = l.MaxCommentChars()
 	}
 	return md
+}
+
+// resumedStatus sets the commit status of a job that ended before this run
+// of its request, as runJob would have when it ended: the process that ran
+// it may have died (or lost its lease, and been fenced) with the status
+// still queued.
+func (r *Runner) resumedStatus(ctx context.Context, w *work, o outcome) {
+	j := o.job
+	st, desc := vcs.StatusSuccess, title(j.Kind)+" succeeded."
+	if j.State != atoll.JobSucceeded {
+		st, desc = vcs.StatusFailure, title(j.Kind)+" "+j.State+"."
+	} else if j.Summary != nil {
+		desc = summaryText(j.Kind, *j.Summary)
+	}
+	told := o.res
+	told.Command = j.Kind
+	r.statusWith(ctx, w, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project),
+		vcs.Status{State: st, Description: desc, TargetURL: r.jobURL(j.ID), Details: markdown.StatusDetails(told)})
 }
 
 func (r *Runner) pullURL(w *work) string {
@@ -203,4 +228,14 @@ func reportContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // the statuses and the dashboard still show it.
 func silenced(j *atoll.Job, command string) bool {
 	return slices.Contains(j.Spec.SilencePRComments, command)
+}
+
+// errorLevel is the level a failed outward write is logged at: a write
+// refused because this node's lease passed is logged once, by the fence,
+// and is only a debug line here.
+func errorLevel(err error) slog.Level {
+	if errors.Is(err, atoll.ErrFenced) {
+		return slog.LevelDebug
+	}
+	return slog.LevelError
 }

@@ -80,7 +80,7 @@ func (r *Runner) teamAllowed(ctx context.Context, w *work, cmd string) (bool, er
 	if len(r.TeamAllowlist) == 0 || cmd == command.Help || (w.req.Source != atoll.SourcePRComment && w.req.Source != atoll.SourceWebhook) {
 		return true, nil
 	}
-	lister, ok := w.vcs.(vcs.TeamLister)
+	lister, ok := vcs.As[vcs.TeamLister](w.vcs)
 	if !ok {
 		return true, nil
 	}
@@ -129,7 +129,7 @@ func (r *Runner) intakeTeamAllows(ctx context.Context, ev *vcs.Event, cmd string
 	if err != nil {
 		return false
 	}
-	lister, ok := p.(vcs.TeamLister)
+	lister, ok := vcs.As[vcs.TeamLister](p)
 	if !ok {
 		return true
 	}

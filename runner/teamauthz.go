@@ -82,7 +82,7 @@ func (r *Runner) runTeamAuthz(ctx context.Context, w *work, a *repocfg.TeamAuthz
 // userTeams lists the request's user's teams in the repository's owner
 // (GitHub organizations); none on hosts without teams.
 func userTeams(ctx context.Context, w *work) ([]string, error) {
-	lister, ok := w.vcs.(vcs.TeamLister)
+	lister, ok := vcs.As[vcs.TeamLister](w.vcs)
 	if !ok {
 		return nil, nil
 	}

@@ -95,6 +95,23 @@ func (db *DB) RequeueRunning(ctx context.Context) ([]*atoll.Job, error) {
 	return jobs, err
 }
 
+// RequeueOrphans puts back in the queue the requests left running under
+// node that none of its workers holds (live are those its workers hold),
+// and returns how many. Such a request comes from a write whose outcome the
+// runner could not know: a claim told "not replicated" is committed on this
+// disk and reaches the replica with the next sync, yet no worker runs it.
+// Nothing else requeues it while this node stays active (RequeueRunning
+// runs at start), and every later request of its pull request waits
+// behind it.
+func (db *DB) RequeueOrphans(ctx context.Context, node string, live []int64) (int, error) {
+	var n int
+	err := db.Update(ctx, func(tx *Tx) (err error) {
+		n, err = tx.RequeueOrphans(node, live)
+		return err
+	})
+	return n, err
+}
+
 // CancelRequestJobs cancels the queued jobs of a request, with msg as their
 // error.
 func (db *DB) CancelRequestJobs(ctx context.Context, requestID int64, msg string) error {

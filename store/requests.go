@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/atollhq/atoll"
 )
@@ -142,6 +143,29 @@ func (tx *Tx) RequeueRunning() ([]*atoll.Job, error) {
 		tx.Notify(atoll.Change{Topic: atoll.TopicJob})
 	}
 	return jobs, nil
+}
+
+// RequeueOrphans puts node's running requests other than live back in the
+// queue (see DB.RequeueOrphans). Their jobs are left as they are: a request
+// no worker holds has no job running in this process.
+func (tx *Tx) RequeueOrphans(node string, live []int64) (int, error) {
+	q := `UPDATE requests SET state = 'queued', claimed_by = '' WHERE state = 'running' AND claimed_by = ?`
+	args := []any{node}
+	if len(live) > 0 {
+		q += ` AND id NOT IN (` + strings.Repeat("?, ", len(live)-1) + `?)`
+		for _, id := range live {
+			args = append(args, id)
+		}
+	}
+	res, err := tx.exec(q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("store requeue orphaned requests of %s: %w", node, err)
+	}
+	n, err := res.RowsAffected()
+	if n > 0 {
+		tx.Notify(atoll.Change{Topic: atoll.TopicJob})
+	}
+	return int(n), err
 }
 
 // Request returns one request.

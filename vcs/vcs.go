@@ -199,7 +199,7 @@ type Replier interface {
 // Comment posts body on the pull request: as a reply to replyTo where the
 // host threads its comments and replyTo is set, as a new comment otherwise.
 func Comment(ctx context.Context, p Provider, repo atoll.Repo, number int, replyTo, body string) (string, error) {
-	if r, ok := p.(Replier); ok && replyTo != "" {
+	if r, ok := As[Replier](p); ok && replyTo != "" {
 		return r.ReplyComment(ctx, repo, number, replyTo, body)
 	}
 	return p.CreateComment(ctx, repo, number, body)

@@ -696,3 +696,102 @@ func terraformProcs(t *testing.T, dir string) []int {
 	}
 	return pids
 }
+
+// An active frozen (SIGSTOP) past its lease while a job's report is
+// pending says nothing to GitHub once it resumes after the standby took
+// over (issue 21): no comment, no status, nothing. The fake holds the
+// answer to A's first write (the plan's pending status), so A's status
+// queue has work waiting when it resumes, and A's Terraform finishes its
+// plan while A is frozen, so the job has its result to report.
+func TestFailoverSIGSTOPNoVCSWritesAfterTakeover(t *testing.T) {
+	c := newHACluster(t, "s3", map[string]string{"slow/main.tf": ""})
+	a := startNode(t, c, "a")
+	waitActive(t, 30*time.Second, a)
+	b := startNode(t, c, "b")
+	waitStandbyOf(t, 10*time.Second, b, a)
+
+	held, release := c.GH.holdFirstWrite("a")
+	defer release()
+	d, _ := c.openPull(t, 1, "slow", map[string]string{"slow/main.tf": slowPlan}, "slow/main.tf")
+	mustSend(t, a.URL, d)
+	select {
+	case <-held:
+	case <-time.After(60 * time.Second):
+		t.Fatal("A wrote nothing to GitHub for the opened pull request")
+	}
+	eventually(t, 60*time.Second, "terraform plan running under A", func() bool { return len(terraformPlans(t, a.DataDir)) > 0 })
+
+	a.sigstop(t)
+	frozenAt := time.Now()
+	waitActive(t, takeoverBound, b)
+	t.Logf("SIGSTOP of the active during a plan -> standby ready in %v", time.Since(frozenAt).Round(time.Millisecond))
+	// Terraform is not frozen: it ends its plan (a zombie, its parent
+	// stopped), and A's job has a result to report when A resumes.
+	eventually(t, 90*time.Second, "A's terraform plan finished", func() bool { return len(terraformPlans(t, a.DataDir)) == 0 })
+	release() // the held answer waits in A's socket
+	a.sigcont(t)
+	if code := a.waitExit(t, 30*time.Second); code != 1 {
+		t.Errorf("A exited with %d, want 1 (fenced)", code)
+	}
+	if writes := c.GH.writesBy("a", frozenAt); len(writes) > 0 {
+		t.Errorf("the deposed active wrote to GitHub after the takeover: %+v", writes)
+	}
+	if strings.Contains(a.log(), "fenced: VCS writes refused") {
+		t.Log("A tried to write after it resumed and was refused")
+	}
+	// B told the pull request, and planned it again: the request A
+	// acknowledged has its outcome.
+	mustContain(t, "PR 1 interrupted comment", waitPullComment(t, c.GH, 1, "interrupted", 20*time.Second), "Plan interrupted")
+	waitPullComment(t, c.GH, 1, "atlantis apply -d slow", 120*time.Second)
+	if len(c.GH.writesBy("b", frozenAt)) == 0 {
+		t.Error("no write from B after the takeover")
+	}
+	if writes := c.GH.writesBy("a", frozenAt); len(writes) > 0 {
+		t.Errorf("the deposed active wrote to GitHub after the takeover: %+v", writes)
+	}
+}
+
+// terraformPlans are the `terraform plan` processes under dir.
+func terraformPlans(t *testing.T, dir string) []int {
+	t.Helper()
+	var pids []int
+	for _, pid := range terraformProcs(t, dir) {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if err == nil && strings.Contains(string(b), "\x00plan\x00") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// A webhook acknowledged as a redelivery (its first delivery was answered
+// 503 because its sync was answered too late, though the replica stored
+// it) gets its answer even though the claim of its request met the same
+// fate: told "not replicated", stored all the same, no worker on it
+// (issue 21). Before the orphan sweep the request stayed running under the
+// active until the next start of a node, and nothing was ever said.
+func TestFailoverClaimNotReplicatedIsWorkedOn(t *testing.T) {
+	c := newHACluster(t, "s3", map[string]string{"small/main.tf": tfProject("small", 1)})
+	a := startNode(t, c, "a")
+	waitActive(t, 30*time.Second, a)
+	mustSend(t, a.URL, c.commentDelivery(t, 1, "atlantis help warm-up"))
+	waitPullComment(t, c.GH, 1, `"warm-up"`, 30*time.Second)
+
+	d := c.commentDelivery(t, 1, "atlantis help late-sync")
+	c.S3.DelayLTXAnswers(time.Minute) // until the uploader gives up, at its lease deadline
+	code, err := d.send(a.URL)
+	t.Logf("first delivery while syncs are answered too late: %d %v", code, err)
+	if code >= 200 && code <= 299 {
+		t.Fatalf("a webhook was acknowledged although its sync failed (%d)", code)
+	}
+	// The worker claims the request (stored, though the webhook was told
+	// otherwise) and its claim's sync fails too.
+	eventually(t, 30*time.Second, "a failed claim on A", func() bool { return strings.Contains(a.log(), `"msg":"claim request"`) })
+	c.S3.DelayLTXAnswers(0)
+	// The redelivery is acknowledged: the delivery is known.
+	mustSend(t, a.URL, d)
+	waitPullComment(t, c.GH, 1, `"late-sync"`, 30*time.Second)
+	if !a.isActive() {
+		t.Fatal("A is no longer the active node")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeGitHub is a GitHub REST API stand-in speaking the real wire format
@@ -27,6 +28,21 @@ type fakeGitHub struct {
 	calls     []string
 	merges    []fakeMerge
 	checkRuns []map[string]any // check runs as GitHub stores them (see fakechecks_test.go)
+
+	// writes are the calls that change something (every method but GET),
+	// with the node that made them: a node of an HA pair calls the fake
+	// through its own prefix, /via/<node id>/ (see startNode).
+	writes []fakeWrite
+	// hold, when set, holds the answer to the first write of node holdNode
+	// until release is closed (or a minute passes); held is closed once
+	// that write arrived.
+	holdNode      string
+	held, release chan struct{}
+}
+
+type fakeWrite struct {
+	Node, Method, Path string
+	At                 time.Time
 }
 
 type fakeMerge struct {
@@ -72,9 +88,18 @@ func newFakeGitHub(t testing.TB) *fakeGitHub {
 		writeJSONResp(w, map[string]any{"login": "atoll-bot", "id": 1, "type": "User"})
 	})
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if f.authorized(w, r) {
-			mux.ServeHTTP(w, r)
+		node := ""
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/via/"); ok {
+			node, rest, _ = strings.Cut(rest, "/")
+			r.URL.Path, r.URL.RawPath = "/"+rest, ""
 		}
+		if !f.authorized(w, r) {
+			return
+		}
+		if r.Method != http.MethodGet {
+			f.recordWrite(node, r)
+		}
+		mux.ServeHTTP(w, r)
 	}))
 	t.Cleanup(f.Close)
 	return f
@@ -91,6 +116,51 @@ func (f *fakeGitHub) authorized(w http.ResponseWriter, r *http.Request) bool {
 	f.calls = append(f.calls, r.Method+" "+r.URL.Path)
 	f.mu.Unlock()
 	return true
+}
+
+// recordWrite records a write and, if it is the one to hold, holds it.
+func (f *fakeGitHub) recordWrite(node string, r *http.Request) {
+	f.mu.Lock()
+	f.writes = append(f.writes, fakeWrite{Node: node, Method: r.Method, Path: r.URL.Path, At: time.Now()})
+	hold := f.holdNode != "" && node == f.holdNode
+	var held, release chan struct{}
+	if hold {
+		f.holdNode = ""
+		held, release = f.held, f.release
+	}
+	f.mu.Unlock()
+	if hold {
+		close(held)
+		select {
+		case <-release:
+		case <-time.After(time.Minute):
+		}
+	}
+}
+
+// holdFirstWrite makes the fake hold its answer to node's next write;
+// it returns a channel closed once that write arrived and a function that
+// lets the answer go.
+func (f *fakeGitHub) holdFirstWrite(node string) (held <-chan struct{}, release func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.holdNode, f.held, f.release = node, make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	r := f.release
+	return f.held, func() { once.Do(func() { close(r) }) }
+}
+
+// writesBy are the writes node made at or after since.
+func (f *fakeGitHub) writesBy(node string, since time.Time) []fakeWrite {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []fakeWrite
+	for _, w := range f.writes {
+		if w.Node == node && !w.At.Before(since) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 func writeJSONResp(w http.ResponseWriter, v any) {

@@ -81,9 +81,10 @@ type haCluster struct {
 	Bin string
 
 	ReplicaURL  string
-	ReplicaKind string   // "s3" or "file"
-	replicaEnv  []string // ATOLL_REPLICA_* for `atoll restore`
-	replicaArgs []string // --replica-access-key-id ... for the server
+	ReplicaKind string         // "s3" or "file"
+	S3          *s3test.Server // the in-process S3 server of an "s3" replica
+	replicaEnv  []string       // ATOLL_REPLICA_* for `atoll restore`
+	replicaArgs []string       // --replica-access-key-id ... for the server
 
 	GH       *fakeGitHub
 	Repo     *gitRepo
@@ -112,6 +113,7 @@ func newHACluster(t testing.TB, replicaKind string, files map[string]string) *ha
 	switch replicaKind {
 	case "s3":
 		srv := s3test.New(t)
+		c.S3 = srv
 		c.ReplicaURL = srv.URL("atoll")
 		c.replicaArgs = []string{"--replica-access-key-id", s3test.AccessKeyID, "--replica-secret-access-key", s3test.SecretAccessKey}
 		c.replicaEnv = []string{"ATOLL_REPLICA_ACCESS_KEY_ID=" + s3test.AccessKeyID, "ATOLL_REPLICA_SECRET_ACCESS_KEY=" + s3test.SecretAccessKey}
@@ -220,7 +222,8 @@ func startNode(t testing.TB, c *haCluster, id string, extra ...string) *haNode {
 		"--terraform-bin", terraformBin(t),
 		"--log-level", "info",
 		"--gh-token", "gh-test-token", "--gh-user", "atoll-bot", "--gh-webhook-secret", webhookSecret,
-		"--gh-api-url", c.GH.URL + "/",
+		// Through the node's own prefix: the fake records who wrote.
+		"--gh-api-url", c.GH.URL + "/via/" + id + "/",
 		"--repo-allowlist", "github.com/acme/*",
 		"--api-secret", "api-secret-for-tests",
 		"--parallelism", "4",

@@ -230,6 +230,16 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// A node of a pair says nothing outward past its lease deadline: every
+	// VCS write and notification goes through this fence (the replica's
+	// uploads have their own, on the same deadline).
+	var fence *atoll.Fence
+	if c.ReplicaURL != "" {
+		fence = &atoll.Fence{Deadline: m.nodeDeadline}
+		for kind, p := range providers {
+			providers[kind] = vcs.Fence(p, fence, m.Logger)
+		}
+	}
 	srv := &web.Server{DB: m.DB, Providers: providers, Hosts: webhookHosts, Logger: m.Logger, Version: Version, Node: c.NodeID,
 		APISecret: c.APISecret, Demo: c.Demo, ApprovalTTL: c.ApprovalTTL, ApprovalFourEyes: c.ApprovalFourEyes, OIDC: c.oidc(), Changes: m.Changes,
 		Now:       func() time.Time { return m.DB.Now() }, // read each time, as the store does
@@ -295,6 +305,9 @@ func (m *Main) Run(ctx context.Context) error {
 		FailOnPreWorkflowHookError: c.FailOnPreWorkflowHookError, DiscardApprovalOnPlan: c.DiscardApprovalOnPlan,
 		SilenceForkPRErrors: c.SilenceForkPRErrors, SilenceNoProjects: c.SilenceNoProjects,
 		StatusName: c.VCSStatusName, Notifications: c.outbox(),
+	}
+	if n := m.Runner.Notifications; n != nil {
+		n.Sender.Fence = fence
 	}
 	if m.Runner.ServerConfig, err = c.serverConfig(); err != nil {
 		return err
@@ -449,6 +462,15 @@ func (m *Main) stderr() io.Writer {
 		return m.Stderr
 	}
 	return os.Stderr
+}
+
+// nodeDeadline is the lease deadline of this node of a pair: the zero
+// time until the node exists and whenever it is not the active one.
+func (m *Main) nodeDeadline() time.Time {
+	if m.Node == nil {
+		return time.Time{}
+	}
+	return m.Node.Deadline()
 }
 
 // fenced is closed when this node lost its lease (never without a replica).

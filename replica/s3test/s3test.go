@@ -10,10 +10,12 @@ package s3test
 import (
 	"bytes"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +36,39 @@ const (
 type Server struct {
 	Endpoint string // http://127.0.0.1:PORT
 	Bucket   string
+
+	ltxDelay atomic.Int64 // see DelayLTXAnswers
+}
+
+// DelayLTXAnswers holds the answer to every LTX file upload for d after the
+// file is stored (0: answer at once), or until the client gives up: the
+// replica has the file, the uploader does not know it. This is a sync that
+// times out at the last moment, as on a loaded machine or a slow network.
+func (s *Server) DelayLTXAnswers(d time.Duration) { s.ltxDelay.Store(int64(d)) }
+
+// handler is gofakes3's, with DelayLTXAnswers.
+func (s *Server) handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d := time.Duration(s.ltxDelay.Load())
+		if d <= 0 || r.Method != http.MethodPut || !strings.HasSuffix(r.URL.Path, ".ltx") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	})
 }
 
 // New starts a fake S3 server with an empty bucket and stops it when the test
@@ -47,8 +82,10 @@ func New(t testing.TB) *Server {
 	if err := backend.CreateBucket(bucket); err != nil {
 		t.Fatalf("s3test: create bucket: %v", err)
 	}
-	ts := httptest.NewServer(gofakes3.New(backend).Server())
+	srv := &Server{Bucket: bucket}
+	ts := httptest.NewServer(srv.handler(gofakes3.New(backend).Server()))
 	t.Cleanup(ts.Close)
+	srv.Endpoint = ts.URL
 
 	dir := t.TempDir()
 	for k, v := range map[string]string{
@@ -66,7 +103,7 @@ func New(t testing.TB) *Server {
 		t.Setenv(k, v)
 	}
 
-	return &Server{Endpoint: ts.URL, Bucket: bucket}
+	return srv
 }
 
 // URL returns the Litestream replica URL of path inside the server's bucket:

@@ -2,7 +2,9 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/atollhq/atoll"
@@ -20,6 +22,8 @@ type Outbox struct {
 	// or MaxAttempts. Zero values are the defaults below.
 	Backoff, MaxBackoff, MaxAge time.Duration
 	MaxAttempts                 int
+
+	fencedOnce sync.Once
 }
 
 const (
@@ -47,6 +51,11 @@ func (o *Outbox) Run(ctx context.Context, wake, stop <-chan struct{}) {
 			o.Logger.Error("notifications: read the outbox", "err", err)
 		case ok && !next.After(o.DB.Clock()):
 			o.deliverDue(ctx, stop)
+			select { // rows still due (fenced, failing claims) must not keep a stopped loop alive
+			case <-stop:
+				return
+			default:
+			}
 			continue
 		case ok:
 			wait = min(wait, next.Sub(o.DB.Clock()))
@@ -64,6 +73,15 @@ func (o *Outbox) Run(ctx context.Context, wake, stop <-chan struct{}) {
 }
 
 func (o *Outbox) deliverDue(ctx context.Context, stop <-chan struct{}) {
+	// A node past its lease deadline claims nothing: it could not send.
+	if err := o.Sender.Fence.Check("claim notifications"); err != nil {
+		o.fenced(err)
+		select {
+		case <-stop:
+		case <-time.After(time.Second):
+		}
+		return
+	}
 	due, err := o.DB.ClaimNotifications(ctx, claimBatch, claimLease)
 	if err != nil {
 		o.Logger.Error("notifications: claim", "err", err)
@@ -86,6 +104,13 @@ func (o *Outbox) deliverDue(ctx context.Context, stop <-chan struct{}) {
 func (o *Outbox) deliver(ctx context.Context, n atoll.Notification) {
 	log := o.Logger.With("notification", n.ID, "job", n.JobID, "webhook", n.Dest, "kind", n.Kind, "attempt", n.Attempts)
 	err := o.Sender.Deliver(ctx, n.Dest, n.Kind, n.Payload)
+	if errors.Is(err, atoll.ErrFenced) {
+		// Not an attempt: nothing was sent, and this node may no longer
+		// record anything. The next active node sends it once the claim
+		// lapses.
+		o.fenced(err)
+		return
+	}
 	if err == nil {
 		if err := o.DB.NotificationSent(context.WithoutCancel(ctx), n.ID); err != nil {
 			log.Error("notifications: sent, but not recorded (it may be sent again)", "err", err)
@@ -114,6 +139,11 @@ func (o *Outbox) deliver(ctx context.Context, n atoll.Notification) {
 		log.Error("notifications: record the retry", "err", err)
 	}
 	log.Warn("notification failed: retrying", "err", msg, "retry_in", wait)
+}
+
+// fenced logs, once, that this node stopped sending notifications.
+func (o *Outbox) fenced(err error) {
+	o.fencedOnce.Do(func() { o.Logger.Error("fenced: notifications are no longer sent from this node", "err", err) })
 }
 
 func orDefault[T comparable](v, def T) T {

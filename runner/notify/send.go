@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/atollhq/atoll"
 )
 
 // DefaultSlackAPIURL is the base of Slack's Web API.
@@ -31,6 +33,9 @@ type Sender struct {
 	SlackAPIURL string
 	// Client sends; nil is a client with Timeout.
 	Client *http.Client
+	// Fence stops deliveries once this node's lease deadline has passed
+	// (a node of a pair); nil never does (a single node).
+	Fence *atoll.Fence
 }
 
 // Deliver sends one notification, payload being an ApplyResult's JSON, to
@@ -40,6 +45,14 @@ func (s *Sender) Deliver(ctx context.Context, dest int, kind string, payload []b
 	if dest < 0 || dest >= len(s.Webhooks) || s.Webhooks[dest].Kind != kind {
 		return fmt.Errorf("webhooks[%d] is no longer a %s destination (the webhooks config changed)", dest, kind)
 	}
+	// Checked right before sending, against the clock: a node that lost its
+	// lease (or was frozen past it) must not notify anyone, the next active
+	// node sends what is left.
+	ctx, cancelFence, err := s.Fence.Context(ctx, fmt.Sprintf("notify webhooks[%d]", dest))
+	if err != nil {
+		return err
+	}
+	defer cancelFence()
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	w := s.Webhooks[dest]

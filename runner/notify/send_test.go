@@ -3,6 +3,7 @@ package notify_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -168,5 +169,84 @@ func TestOutboxRetries(t *testing.T) {
 			t.Fatalf("not delivered/given up: %+v", states)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A node past its lease deadline sends no notification, of either kind:
+// the receiver sees nothing and the error wraps atoll.ErrFenced.
+func TestDeliverFencedSendsNothing(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	deadline := time.Now().Add(time.Minute)
+	s := &notify.Sender{Webhooks: webhooks(t, "webhooks:\n- {event: apply, kind: http, url: '"+srv.URL+"/hook'}\n- {event: apply, kind: slack, channel: ops}\n"),
+		SlackToken: "xoxb-tok", SlackAPIURL: srv.URL + "/api/", Fence: &atoll.Fence{Deadline: func() time.Time { return deadline }}}
+	payload, _ := json.Marshal(result())
+	for dest, kind := range []string{notify.KindHTTP, notify.KindSlack} {
+		if err := s.Deliver(context.Background(), dest, kind, payload); err != nil {
+			t.Fatalf("%s before the deadline: %v", kind, err)
+		}
+	}
+	if calls.Load() != 2 {
+		t.Fatalf("%d deliveries before the deadline, want 2", calls.Load())
+	}
+	deadline = time.Now().Add(-time.Millisecond)
+	for dest, kind := range []string{notify.KindHTTP, notify.KindSlack} {
+		err := s.Deliver(context.Background(), dest, kind, payload)
+		if !errors.Is(err, atoll.ErrFenced) {
+			t.Errorf("%s past the deadline: err = %v, want atoll.ErrFenced", kind, err)
+		}
+	}
+	if calls.Load() != 2 {
+		t.Fatalf("%d deliveries after the deadline passed, want none", calls.Load()-2)
+	}
+}
+
+// A fenced node's outbox neither claims nor sends: the notification stays
+// unattempted for the next active node.
+func TestOutboxFencedClaimsNothing(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1) }))
+	defer srv.Close()
+	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
+	if err := db.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err := db.Update(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.InsertNotification(atoll.Notification{JobID: 1, Dest: 0, Kind: notify.KindHTTP, Payload: []byte(`{}`)})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := make(chan struct{})
+	var once sync.Once
+	fence := &atoll.Fence{Deadline: func() time.Time { once.Do(func() { close(checked) }); return time.Time{} }}
+	o := &notify.Outbox{DB: db, Logger: slog.New(slog.DiscardHandler),
+		Sender: &notify.Sender{Webhooks: webhooks(t, "webhooks:\n- {event: apply, kind: http, url: '"+srv.URL+"/hook'}\n"), Fence: fence}}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { defer close(done); o.Run(context.Background(), nil, stop) }()
+	select {
+	case <-checked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the outbox never checked the fence")
+	}
+	close(stop)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the outbox did not stop")
+	}
+	states, err := db.Notifications(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 0 || len(states) != 1 || states[0].Attempts != 0 || states[0].Sent || states[0].Failed {
+		t.Fatalf("fenced outbox: %d sends, states %+v; want nothing sent or claimed", calls.Load(), states)
 	}
 }
