@@ -20,7 +20,8 @@ const (
 )
 
 // GetPull fetches the pull request; its reviewers and their votes come
-// with it.
+// with it. Mergeable also reads the pull request's branch policy
+// evaluations (see blockingPolicy).
 func (p *Provider) GetPull(ctx context.Context, repo atoll.Repo, number int) (*vcs.PullDetails, error) {
 	gc, project, name, err := p.repoClient(ctx, repo)
 	if err != nil {
@@ -35,15 +36,30 @@ func (p *Provider) GetPull(ctx context.Context, repo atoll.Repo, number int) (*v
 		author = deref(pr.CreatedBy.UniqueName)
 	}
 	approved, blocked := votes(pr.Reviewers, author)
+	// Azure computes the merge asynchronously: only a finished, clean one
+	// counts, and a draft or a standing rejection blocks completion.
+	mergeable := pr.MergeStatus != nil && *pr.MergeStatus == git.PullRequestAsyncStatusValues.Succeeded &&
+		!deref(pr.IsDraft) && !blocked
+	if mergeable {
+		why, err := p.blockingPolicy(ctx, gc, project, pr)
+		switch {
+		case err != nil:
+			// Not knowing what the policies say must not let an apply
+			// through that Azure DevOps would block.
+			p.log.Error("azuredevops: reading branch policy evaluations failed; the pull request counts as not mergeable",
+				"repo", repo.FullName(), "pull", number, "err", apiError(err, "list policy evaluations of %s#%d", repo.FullName(), number))
+			mergeable = false
+		case why != "":
+			p.log.Info("azuredevops: a branch policy blocks the pull request", "repo", repo.FullName(), "pull", number, "policy", why)
+			mergeable = false
+		}
+	}
 	return &vcs.PullDetails{
-		Pull:     p.pullFromAPI(repo, number, pr),
-		Approved: approved && !blocked,
-		// Azure computes the merge asynchronously: only a finished, clean
-		// one counts, and a draft or a standing rejection blocks completion.
-		Mergeable: pr.MergeStatus != nil && *pr.MergeStatus == git.PullRequestAsyncStatusValues.Succeeded &&
-			!deref(pr.IsDraft) && !blocked,
-		Fork:   pr.ForkSource != nil,
-		Labels: tagNames(pr.Labels),
+		Pull:      p.pullFromAPI(repo, number, pr),
+		Approved:  approved && !blocked,
+		Mergeable: mergeable,
+		Fork:      pr.ForkSource != nil,
+		Labels:    tagNames(pr.Labels),
 	}, nil
 }
 
