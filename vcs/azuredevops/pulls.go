@@ -14,9 +14,10 @@ import (
 
 // Reviewer votes, as Azure DevOps reports them.
 const (
-	voteApproved         = 10
-	voteWaitingForAuthor = -5
-	voteRejected         = -10
+	voteApproved               = 10
+	voteApprovedWithSuggestion = 5
+	voteWaitingForAuthor       = -5
+	voteRejected               = -10
 )
 
 // GetPull fetches the pull request; its reviewers and their votes come
@@ -63,10 +64,12 @@ func (p *Provider) GetPull(ctx context.Context, repo atoll.Repo, number int) (*v
 	}, nil
 }
 
-// votes reports whether a reviewer other than the author approved (10;
-// "approved with suggestions", 5, does not count, as in Atlantis) and whether any reviewer blocks: -5 (waiting for the
-// author) or -10 (rejected). Group votes roll up from their members, so
-// only individual reviewers are counted.
+// votes reports whether a reviewer other than the author approved and
+// whether any reviewer blocks. Approved (10) and approved with
+// suggestions (5) approve, as in Atlantis and in Azure DevOps's
+// minimum-reviewers policy; waiting for the author (-5) and rejected (-10)
+// block, from anyone, whatever the other votes. Group votes roll up from
+// their members, so only individual reviewers are counted.
 func votes(reviewers *[]git.IdentityRefWithVote, author string) (approved, blocked bool) {
 	if reviewers == nil {
 		return false, false
@@ -79,7 +82,7 @@ func votes(reviewers *[]git.IdentityRefWithVote, author string) (approved, block
 		switch {
 		case v <= voteWaitingForAuthor:
 			blocked = true
-		case v >= voteApproved && !strings.EqualFold(deref(r.UniqueName), author):
+		case v >= voteApprovedWithSuggestion && !strings.EqualFold(deref(r.UniqueName), author):
 			approved = true
 		}
 	}
