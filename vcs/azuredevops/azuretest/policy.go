@@ -73,6 +73,20 @@ func (s *Server) AddPolicy(org, project, repo string, pol Policy) int {
 	return id
 }
 
+// SetPolicyEvaluation changes the evaluation of a policy that is not a
+// status policy (a build finishing, a reviewer policy met).
+func (s *Server) SetPolicyEvaluation(org, project, repo string, id int, evaluation string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, pol := range s.repo(org, project, repo).policies {
+		if pol.id == id {
+			pol.Evaluation = evaluation
+			return
+		}
+	}
+	s.t.Fatalf("azuretest: no policy %d on %s/%s/%s", id, org, project, repo)
+}
+
 // ProjectID is the id (a GUID) of a project of a repository added.
 func (s *Server) ProjectID(org, project string) string {
 	return fakeUUID("project:" + strings.ToLower(org+"/"+project))
