@@ -23,12 +23,14 @@ func TestAzureMergeableBranchPolicies(t *testing.T) {
 	cases := []struct {
 		name        string
 		mergeStatus string
+		draft       bool
 		statusName  string // Config.StatusName
 		policies    []azuretest.Policy
 		post        []string // contexts posted as successful first
 		mergeable   bool
 	}{
 		{name: "no policies", mergeable: true},
+		{name: "draft", draft: true},
 		{name: "merge conflicts, policy approved", mergeStatus: "conflicts", policies: []azuretest.Policy{other("approved")}},
 		{name: "policy approved", policies: []azuretest.Policy{other("approved")}, mergeable: true},
 		{name: "policy rejected", policies: []azuretest.Policy{other("rejected")}},
@@ -56,7 +58,7 @@ func TestAzureMergeableBranchPolicies(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newFake(t)
 			pr := basePull()
-			pr.MergeStatus = tc.mergeStatus
+			pr.MergeStatus, pr.Draft = tc.mergeStatus, tc.draft
 			srv.AddPull(org, project, repoName, pr)
 			for _, pol := range tc.policies {
 				srv.AddPolicy(org, project, repoName, pol)
