@@ -84,7 +84,7 @@ func (c *azureConfig) azureCredential() azuredevops.Credential {
 }
 
 // azureProvider builds the Azure DevOps provider.
-func (c *azureConfig) azureProvider(log *slog.Logger) (*azuredevops.Provider, error) {
+func (c *azureConfig) azureProvider(log *slog.Logger, statusName string) (*azuredevops.Provider, error) {
 	return azuredevops.New(azuredevops.Config{Hostname: c.AzureHostname, Credential: c.azureCredential(), User: c.AzureUser,
-		WebhookUser: c.AzureWebhookUser, WebhookPassword: c.AzureWebhookPassword, Logger: log})
+		WebhookUser: c.AzureWebhookUser, WebhookPassword: c.AzureWebhookPassword, StatusName: statusName, Logger: log})
 }

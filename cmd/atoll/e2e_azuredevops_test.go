@@ -187,11 +187,15 @@ func (e *adoE2E) waitComment(number, n int) string {
 	return all[n-1]
 }
 
-// status is the state of the newest pull request status named name.
+// status is the state of the newest pull request status of the context
+// name, which Atoll posts as Atlantis does: split at its last "/" under
+// the genre "Atlantis Bot" (atlantis/plan: genre Atlantis Bot/atlantis,
+// name plan).
 func (e *adoE2E) status(number int, name string) string {
 	state := ""
+	genre, short := azuretest.SplitStatusToCheck("Atlantis Bot/" + name)
 	for _, s := range e.az.PullStatuses(adoOrg, adoProject, adoRepo, number) {
-		if s.Genre == "atoll" && s.Name == name {
+		if s.Genre == genre && s.Name == short {
 			state = s.State
 		}
 	}
@@ -339,9 +343,26 @@ func TestAzureDevOpsApplyRequirements(t *testing.T) {
 	e.comment(1, "atlantis apply")
 	mustContain(t, "apply while carol waits for the author", e.waitComment(1, 4), "approved")
 
+	// A required build policy that has not passed blocks completion while
+	// the merge itself is clean: mergeable follows the policy.
+	build := e.az.AddPolicy(adoOrg, adoProject, adoRepo, azuretest.Policy{Type: "build", Evaluation: "rejected"})
+	apply := e.az.AddPolicy(adoOrg, adoProject, adoRepo, azuretest.Policy{Type: "status", StatusToCheck: "Atlantis Bot/atlantis/apply"})
 	e.az.SetVote(adoOrg, adoProject, adoRepo, 1, "carol@acme.example", 0)
 	e.comment(1, "atlantis apply")
-	mustContain(t, "approved apply", e.waitComment(1, 5), "Apply complete!")
+	mustContain(t, "apply while a required build fails", e.waitComment(1, 5), "mergeable")
+
+	// With the build passing, the required status policy on Atoll's own
+	// apply status (the string docs/vcs-setup.md gives) does not block the
+	// apply that sets it, and the apply's success satisfies it.
+	e.az.SetPolicyEvaluation(adoOrg, adoProject, adoRepo, build, "approved")
+	if got := e.az.PolicyEvaluation(adoOrg, adoProject, adoRepo, 1, apply); got == "approved" {
+		t.Fatalf("apply status policy already %s before the apply", got)
+	}
+	e.comment(1, "atlantis apply")
+	mustContain(t, "approved apply", e.waitComment(1, 6), "Apply complete!")
+	eventually(t, 10*time.Second, "the apply status policy approved", func() bool {
+		return e.az.PolicyEvaluation(adoOrg, adoProject, adoRepo, 1, apply) == "approved"
+	})
 }
 
 // An atlantis.yaml key Atoll accepts but does not act on is named in one

@@ -394,7 +394,7 @@ func (m *Main) providers() (map[string]vcs.Provider, error) {
 		providers[atoll.VCSGitHub] = gh
 	}
 	if c.azureConfig.configured() {
-		az, err := c.azureProvider(m.Logger)
+		az, err := c.azureProvider(m.Logger, c.VCSStatusName)
 		if err != nil {
 			return nil, fmt.Errorf("azure devops: %w", err)
 		}

@@ -24,8 +24,10 @@ func TestResourceDiscovery(t *testing.T) {
 	if _, err := newProvider(t, srv).GetPull(context.Background(), r, 7); err != nil {
 		t.Fatal(err)
 	}
+	// OPTIONS, the pull request, and its policy evaluations (for
+	// Mergeable), which live at the organization URL too.
 	calls := srv.Calls()
-	if len(calls) != 2 {
+	if len(calls) != 3 {
 		t.Fatalf("calls = %+v", calls)
 	}
 	if c := calls[0]; c.Method != http.MethodOptions || c.Path != "/discovery/_apis" {
@@ -34,6 +36,9 @@ func TestResourceDiscovery(t *testing.T) {
 	if c := calls[1]; c.Method != http.MethodGet || c.Path != "/discovery/Infra Live/_apis/git/repositories/terraform/pullRequests/7" ||
 		c.Accept != "application/json;api-version=7.1-preview.1" {
 		t.Errorf("second call = %s %s Accept %q", c.Method, c.Path, c.Accept)
+	}
+	if c := calls[2]; c.Method != http.MethodGet || c.Path != "/discovery/Infra Live/_apis/policy/evaluations" {
+		t.Errorf("third call = %s %s", c.Method, c.Path)
 	}
 }
 

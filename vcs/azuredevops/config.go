@@ -30,6 +30,11 @@ type Config struct {
 	WebhookPassword string
 	HTTPClient      *http.Client // optional
 	Logger          *slog.Logger // optional
+
+	// StatusName is the prefix of Atoll's status contexts
+	// (--vcs-status-name, "atlantis" when empty): the status policy on
+	// NAME/apply does not keep an apply from counting as mergeable.
+	StatusName string
 }
 
 // Credential is how Atoll authenticates to Azure DevOps. Implementations

@@ -14,13 +14,15 @@ import (
 
 // Reviewer votes, as Azure DevOps reports them.
 const (
-	voteApproved         = 10
-	voteWaitingForAuthor = -5
-	voteRejected         = -10
+	voteApproved               = 10
+	voteApprovedWithSuggestion = 5
+	voteWaitingForAuthor       = -5
+	voteRejected               = -10
 )
 
 // GetPull fetches the pull request; its reviewers and their votes come
-// with it.
+// with it. Mergeable also reads the pull request's branch policy
+// evaluations (see blockingPolicy).
 func (p *Provider) GetPull(ctx context.Context, repo atoll.Repo, number int) (*vcs.PullDetails, error) {
 	gc, project, name, err := p.repoClient(ctx, repo)
 	if err != nil {
@@ -35,22 +37,39 @@ func (p *Provider) GetPull(ctx context.Context, repo atoll.Repo, number int) (*v
 		author = deref(pr.CreatedBy.UniqueName)
 	}
 	approved, blocked := votes(pr.Reviewers, author)
+	// Azure computes the merge asynchronously: only a finished, clean one
+	// counts, and a draft or a standing rejection blocks completion.
+	mergeable := pr.MergeStatus != nil && *pr.MergeStatus == git.PullRequestAsyncStatusValues.Succeeded &&
+		!deref(pr.IsDraft) && !blocked
+	if mergeable {
+		why, err := p.blockingPolicy(ctx, gc, project, pr)
+		switch {
+		case err != nil:
+			// Not knowing what the policies say must not let an apply
+			// through that Azure DevOps would block.
+			p.log.Error("azuredevops: reading branch policy evaluations failed; the pull request counts as not mergeable",
+				"repo", repo.FullName(), "pull", number, "err", apiError(err, "list policy evaluations of %s#%d", repo.FullName(), number))
+			mergeable = false
+		case why != "":
+			p.log.Info("azuredevops: a branch policy blocks the pull request", "repo", repo.FullName(), "pull", number, "policy", why)
+			mergeable = false
+		}
+	}
 	return &vcs.PullDetails{
-		Pull:     p.pullFromAPI(repo, number, pr),
-		Approved: approved && !blocked,
-		// Azure computes the merge asynchronously: only a finished, clean
-		// one counts, and a draft or a standing rejection blocks completion.
-		Mergeable: pr.MergeStatus != nil && *pr.MergeStatus == git.PullRequestAsyncStatusValues.Succeeded &&
-			!deref(pr.IsDraft) && !blocked,
-		Fork:   pr.ForkSource != nil,
-		Labels: tagNames(pr.Labels),
+		Pull:      p.pullFromAPI(repo, number, pr),
+		Approved:  approved && !blocked,
+		Mergeable: mergeable,
+		Fork:      pr.ForkSource != nil,
+		Labels:    tagNames(pr.Labels),
 	}, nil
 }
 
-// votes reports whether a reviewer other than the author approved (10;
-// "approved with suggestions", 5, does not count, as in Atlantis) and whether any reviewer blocks: -5 (waiting for the
-// author) or -10 (rejected). Group votes roll up from their members, so
-// only individual reviewers are counted.
+// votes reports whether a reviewer other than the author approved and
+// whether any reviewer blocks. Approved (10) and approved with
+// suggestions (5) approve, as in Atlantis and in Azure DevOps's
+// minimum-reviewers policy; waiting for the author (-5) and rejected (-10)
+// block, from anyone, whatever the other votes. Group votes roll up from
+// their members, so only individual reviewers are counted.
 func votes(reviewers *[]git.IdentityRefWithVote, author string) (approved, blocked bool) {
 	if reviewers == nil {
 		return false, false
@@ -63,7 +82,7 @@ func votes(reviewers *[]git.IdentityRefWithVote, author string) (approved, block
 		switch {
 		case v <= voteWaitingForAuthor:
 			blocked = true
-		case v >= voteApproved && !strings.EqualFold(deref(r.UniqueName), author):
+		case v >= voteApprovedWithSuggestion && !strings.EqualFold(deref(r.UniqueName), author):
 			approved = true
 		}
 	}

@@ -48,7 +48,11 @@ func TestGetPullApproved(t *testing.T) {
 	}{
 		{"no reviewers", nil, false, true},
 		{"approved", []azuretest.Reviewer{{UniqueName: "bob@contoso.com", Vote: 10}}, true, true},
-		{"approved with suggestions does not count", []azuretest.Reviewer{{UniqueName: "bob@contoso.com", Vote: 5}}, false, true},
+		{"approved with suggestions", []azuretest.Reviewer{{UniqueName: "bob@contoso.com", Vote: 5}}, true, true},
+		{"author's own approval with suggestions", []azuretest.Reviewer{{UniqueName: author, Vote: 5}}, false, true},
+		{"approved with suggestions but another rejects", []azuretest.Reviewer{{UniqueName: "bob@contoso.com", Vote: 5}, {UniqueName: "carol@contoso.com", Vote: -10}}, false, false},
+		{"approved with suggestions but another waits for author", []azuretest.Reviewer{{UniqueName: "bob@contoso.com", Vote: 5}, {UniqueName: "carol@contoso.com", Vote: -5}}, false, false},
+		{"author waits for themself", []azuretest.Reviewer{{UniqueName: "bob@contoso.com", Vote: 10}, {UniqueName: author, Vote: -5}}, false, false},
 		{"no vote", []azuretest.Reviewer{{UniqueName: "bob@contoso.com", Vote: 0}}, false, true},
 		{"waiting for author", []azuretest.Reviewer{{UniqueName: "bob@contoso.com", Vote: -5}}, false, false},
 		{"rejected", []azuretest.Reviewer{{UniqueName: "bob@contoso.com", Vote: -10}}, false, false},
@@ -143,5 +147,39 @@ func TestGetPullNotFound(t *testing.T) {
 	}
 	if _, err := p.GetPull(context.Background(), atoll.Repo{Owner: "noproject", Name: "r"}, 1); atoll.ErrorCode(err) != atoll.EINVALID {
 		t.Errorf("owner without project: err = %v; want EINVALID", err)
+	}
+}
+
+// Atlantis's PullIsApproved table, one reviewer other than the author (or
+// the author) with each vote: approved (10) and approved with suggestions
+// (5) approve, as Azure DevOps's minimum-reviewers policy counts them; no
+// vote (0), waiting for author (-5) and rejected (-10) do not; the
+// author's own approval does not.
+func TestAzureApprovedWithSuggestionsCounts(t *testing.T) {
+	cases := []struct {
+		name     string
+		reviewer string
+		vote     int
+		approved bool
+	}{
+		{"approved", "bob@contoso.com", 10, true},
+		{"approved with suggestions", "bob@contoso.com", 5, true},
+		{"no vote", "bob@contoso.com", 0, false},
+		{"waiting for author", "bob@contoso.com", -5, false},
+		{"rejected", "bob@contoso.com", -10, false},
+		{"approved only by the author", author, 10, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newFake(t)
+			srv.SetVote(org, project, repoName, 7, tc.reviewer, tc.vote)
+			got, err := newProvider(t, srv).GetPull(context.Background(), repo, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Approved != tc.approved {
+				t.Errorf("Approved = %v; want %v", got.Approved, tc.approved)
+			}
+		})
 	}
 }

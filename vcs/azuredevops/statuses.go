@@ -9,9 +9,27 @@ import (
 	"github.com/microsoft/azure-devops-go-api/azuredevops/v7/git"
 )
 
-// statusGenre is the genre of every status Atoll posts; a branch policy
-// requires "atoll/<context>".
-const statusGenre = "atoll"
+// statusGenreRoot begins the genre of every status Atoll posts. It is
+// Atlantis's, so that a branch policy written for Atlantis keeps matching
+// Atoll's statuses unchanged.
+const statusGenreRoot = "Atlantis Bot"
+
+// statusContext is the genre and name a status context ("atlantis/apply",
+// "atlantis/plan: dir/default") is posted under. A branch policy's "status
+// to check" is one string that Azure DevOps splits at its last "/" into
+// genre and name, so the context is split the same way, after
+// statusGenreRoot: "atlantis/apply" becomes genre "Atlantis Bot/atlantis",
+// name "apply", which the policy string "Atlantis Bot/atlantis/apply"
+// matches. A name of its own cannot hold a "/" and still be matched by a
+// policy. This is the split Atlantis makes, so the same context gets the
+// same genre and name from both.
+func statusContext(context string) (genre, name string) {
+	i := strings.LastIndex(context, "/")
+	if i < 0 {
+		return statusGenreRoot, context
+	}
+	return statusGenreRoot + "/" + context[:i], context[i+1:]
+}
 
 // maxDescription bounds a status description: Azure shows one line, and
 // its limit is undocumented, so stay well short of anything plausible.
@@ -27,7 +45,7 @@ var statusStates = map[string]git.GitStatusState{
 // SetStatus posts st for sha as a pull request status on every active pull
 // request whose source head is sha, tied to the iteration that pushed sha.
 // Pull request statuses, not commit statuses, are what a branch policy
-// ("Require a successful status", genre atoll) evaluates, and tying them
+// ("Require a successful status", see statusContext) evaluates, and tying them
 // to the iteration keeps an old success from satisfying the policy after
 // a new push. When no active pull request has sha as its head (a status
 // set for a push Azure has not merged yet), it is posted as a commit
@@ -41,7 +59,8 @@ func (p *Provider) SetStatus(ctx context.Context, repo atoll.Repo, sha string, s
 	if err != nil {
 		return err
 	}
-	genre, ctxName, desc := statusGenre, st.Context, truncate(st.Description, maxDescription)
+	genre, ctxName := statusContext(st.Context)
+	desc := truncate(st.Description, maxDescription)
 	var target *string
 	if st.TargetURL != "" {
 		target = &st.TargetURL

@@ -2,12 +2,16 @@ package azuredevops_test
 
 import (
 	"context"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/vcs"
+	"github.com/atollhq/atoll/vcs/azuredevops/azuretest"
 )
 
 func TestSetStatusStates(t *testing.T) {
@@ -29,7 +33,7 @@ func TestSetStatusStates(t *testing.T) {
 				t.Fatalf("pull statuses = %+v; want 1", got)
 			}
 			g := got[0]
-			if g.State != want || g.Genre != "atoll" || g.Name != st.Context || g.Description != st.Description || g.TargetURL != st.TargetURL || g.IterationID != 1 {
+			if g.State != want || g.Genre != "Atlantis Bot/atlantis/plan: live" || g.Name != "default" || g.Description != st.Description || g.TargetURL != st.TargetURL || g.IterationID != 1 {
 				t.Errorf("status = %+v", g)
 			}
 			if cs := srv.CommitStatuses(org, project, repoName, headSHA); len(cs) != 0 {
@@ -87,7 +91,7 @@ func TestSetStatusTargets(t *testing.T) {
 		t.Errorf("#7 statuses = %+v; the old head's status landed on the pull request", got)
 	}
 	got := srv.CommitStatuses(org, project, repoName, headSHA)
-	if len(got) != 1 || got[0].State != "succeeded" || got[0].Genre != "atoll" || got[0].Name != "atlantis/plan" {
+	if len(got) != 1 || got[0].State != "succeeded" || got[0].Genre != "Atlantis Bot/atlantis" || got[0].Name != "plan" {
 		t.Errorf("commit statuses = %+v", got)
 	}
 }
@@ -142,5 +146,111 @@ func TestSetStatusDescriptionTruncated(t *testing.T) {
 	got := srv.PullStatuses(org, project, repoName, 7)[0].Description
 	if n := utf8.RuneCountInString(got); n != 256 || !utf8.ValidString(got) || !strings.HasSuffix(got, "...") {
 		t.Errorf("description: %d runes, valid %v, %q...", n, utf8.ValidString(got), got[:10])
+	}
+}
+
+// Statuses are posted as Atlantis posts them: the context split at its
+// last "/", the first part under the genre "Atlantis Bot", so that the
+// same context gets the same genre and name from both, and a branch
+// policy's "status to check" (split at the last "/" by Azure DevOps) can
+// name any of them. Cases as Atlantis's own table, and Atoll's contexts.
+func TestAzureStatusGenreNameSplit(t *testing.T) {
+	cases := []struct{ context, genre, name string }{
+		{"atlantis/plan", "Atlantis Bot/atlantis", "plan"},
+		{"atlantis/apply", "Atlantis Bot/atlantis", "apply"},
+		{"atlantis/foo/bar/biz/baz", "Atlantis Bot/atlantis/foo/bar/biz", "baz"},
+		{"foo", "Atlantis Bot", "foo"},
+		{"atlantis/plan: live/default", "Atlantis Bot/atlantis/plan: live", "default"},
+		{"atlantis/policy_check", "Atlantis Bot/atlantis", "policy_check"},
+		{"infra-bot/apply", "Atlantis Bot/infra-bot", "apply"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.context, func(t *testing.T) {
+			srv := newFake(t)
+			p := newProvider(t, srv)
+			// On the pull request, and as a commit status.
+			if err := p.SetStatus(context.Background(), repo, headSHA, vcs.Status{State: vcs.StatusSuccess, Context: tc.context}); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.SetStatus(context.Background(), repo, baseSHA, vcs.Status{State: vcs.StatusSuccess, Context: tc.context}); err != nil {
+				t.Fatal(err)
+			}
+			for _, got := range append(srv.PullStatuses(org, project, repoName, 7), srv.CommitStatuses(org, project, repoName, baseSHA)...) {
+				if got.Genre != tc.genre || got.Name != tc.name {
+					t.Errorf("genre, name = %q, %q; want %q, %q", got.Genre, got.Name, tc.genre, tc.name)
+				}
+			}
+		})
+	}
+}
+
+// A branch policy an Atlantis user set up ("Atlantis Bot/atlantis/apply")
+// is satisfied by Atoll's apply status unchanged; the string Atoll's docs
+// used to give ("atoll/atlantis/apply") is not.
+func TestAzureStatusPolicyFromAtlantisKeepsWorking(t *testing.T) {
+	srv := newFake(t)
+	atlantis := srv.AddPolicy(org, project, repoName, azuretest.Policy{Type: "status", StatusToCheck: "Atlantis Bot/atlantis/apply"})
+	oldDoc := srv.AddPolicy(org, project, repoName, azuretest.Policy{Type: "status", StatusToCheck: "atoll/atlantis/apply"})
+	if err := newProvider(t, srv).SetStatus(context.Background(), repo, headSHA, vcs.Status{State: vcs.StatusSuccess, Context: "atlantis/apply"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.PolicyEvaluation(org, project, repoName, 7, atlantis); got != "approved" {
+		t.Errorf("Atlantis's policy: %s; want approved", got)
+	}
+	if got := srv.PolicyEvaluation(org, project, repoName, 7, oldDoc); got == "approved" {
+		t.Errorf("a policy on atoll/atlantis/apply was approved by Atoll's status")
+	}
+}
+
+// docStatusesToCheck reads the strings docs/vcs-setup.md tells users to
+// type into the status policy dialog: `...` right after "status to check"
+// or "Add" in the branch policies section.
+func docStatusesToCheck(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile("../../docs/vcs-setup.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	i := strings.Index(doc, "### 4. Branch policies")
+	if i < 0 {
+		t.Fatal("docs/vcs-setup.md has no Branch policies section")
+	}
+	section := doc[i:]
+	if j := strings.Index(section[4:], "\n#"); j >= 0 {
+		section = section[:j+4]
+	}
+	var out []string
+	for _, m := range regexp.MustCompile("(?i)(?:status to check|add) `([^`]+)`").FindAllStringSubmatch(section, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// Every "status to check" docs/vcs-setup.md gives, split at its last "/"
+// as Azure DevOps splits it, is exactly the genre and name of a status
+// Atoll posts: the policy is approved once Atoll's statuses succeed, and
+// the apply one is among them.
+func TestAzureStatusPolicyFromDocs(t *testing.T) {
+	strs := docStatusesToCheck(t)
+	if !slices.ContainsFunc(strs, func(s string) bool { return strings.HasSuffix(s, "/apply") }) {
+		t.Fatalf("docs/vcs-setup.md gives no apply status to check (found %q)", strs)
+	}
+	for _, s := range strs {
+		t.Run(s, func(t *testing.T) {
+			srv := newFake(t)
+			id := srv.AddPolicy(org, project, repoName, azuretest.Policy{Type: "status", StatusToCheck: s})
+			p := newProvider(t, srv)
+			for _, c := range []string{"atlantis/plan", "atlantis/apply", "atlantis/policy_check"} {
+				if err := p.SetStatus(context.Background(), repo, headSHA, vcs.Status{State: vcs.StatusSuccess, Context: c}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := srv.PolicyEvaluation(org, project, repoName, 7, id); got != "approved" {
+				genre, name := azuretest.SplitStatusToCheck(s)
+				t.Errorf("policy %q (genre %q, name %q) is %s after Atoll's statuses succeeded: %+v", s, genre, name, got,
+					srv.PullStatuses(org, project, repoName, 7))
+			}
+		})
 	}
 }

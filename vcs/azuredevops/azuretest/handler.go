@@ -64,6 +64,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "VssVersionNotSpecifiedException", "No api-version was supplied for the \""+r.Method+"\" request.")
 		return
 	}
+	// ORG/PROJECT/_apis/policy/evaluations (policy.go)
+	if len(seg) == 5 && strings.EqualFold(seg[2], "_apis") && strings.EqualFold(seg[3], "policy") && strings.EqualFold(seg[4], "evaluations") && r.Method == http.MethodGet {
+		s.policyEvaluations(w, r, seg[0])
+		return
+	}
 	// ORG/PROJECT/_apis/git/repositories/REPO/...
 	if len(seg) < 6 || !strings.EqualFold(seg[2], "_apis") || !strings.EqualFold(seg[3], "git") || !strings.EqualFold(seg[4], "repositories") {
 		writeError(w, http.StatusNotFound, "RouteNotFoundException", "The controller for path '"+r.URL.Path+"' was not found.")

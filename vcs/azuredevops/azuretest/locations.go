@@ -28,6 +28,7 @@ var locations = []location{
 	{ID: "ab6e2e5d-a0b7-4153-b64a-a4efe0d49449", Area: "git", ResourceName: "pullRequestThreads", RouteTemplate: pullRoute + "/threads/{threadId}", ResourceVersion: 1, MinVersion: "3.0"},
 	{ID: "965a3ec7-5ed8-455a-bdcb-835a5ea7fe7b", Area: "git", ResourceName: "pullRequestThreadComments", RouteTemplate: pullRoute + "/threads/{threadId}/comments/{commentId}", ResourceVersion: 1, MinVersion: "3.0"},
 	{ID: "b5f6bb4f-8d1e-4d79-8d11-4c9172c99c35", Area: "git", ResourceName: "pullRequestStatuses", RouteTemplate: pullRoute + "/statuses/{statusId}", ResourceVersion: 1, MinVersion: "4.0"},
+	{ID: "c23ddff5-229c-4d04-a80b-0fdce9f360c8", Area: "policy", ResourceName: "evaluations", RouteTemplate: "{project}/_apis/{area}/{resource}", ResourceVersion: 1, MinVersion: "5.0"},
 	{ID: "428dd4fb-fda5-4722-af02-9313b80305da", Area: "git", ResourceName: "statuses", RouteTemplate: "{project}/_apis/{area}/repositories/{repositoryId}/commits/{commitId}/{resource}", ResourceVersion: 1, MinVersion: "2.1"},
 }
 

@@ -45,6 +45,8 @@ type Server struct {
 	calls   []Call
 	nextID  int
 	started time.Time
+
+	policyFailure int // FailPolicyEvaluations
 }
 
 // Call is one request the server received.
@@ -231,6 +233,7 @@ type repoState struct {
 	remoteURL          string
 	pulls              map[int]*pullState
 	statuses           map[string][]Status // by lower-case sha
+	policies           []*policyState      // branch policies (policy.go)
 }
 
 type pullState struct {
@@ -256,7 +259,7 @@ func (s *Server) repo(org, project, name string) *repoState {
 	k := repoKey(org, project, name)
 	r := s.repos[k]
 	if r == nil {
-		r = &repoState{org: org, project: project, name: name, id: fakeUUID("repo:" + k), projectID: fakeUUID("project:" + strings.ToLower(org+"/"+project)),
+		r = &repoState{org: org, project: project, name: name, id: fakeUUID("repo:" + k), projectID: s.ProjectID(org, project),
 			pulls: map[int]*pullState{}, statuses: map[string][]Status{}}
 		s.repos[k] = r
 	}
