@@ -54,17 +54,23 @@ func (r *recorder) called(name string) bool {
 	return false
 }
 
-func (r *recorder) Kind() string { r.call(nil, "Kind"); return "fake" }
+func (r *recorder) Kind() string { r.call(context.Background(), "Kind"); return "fake" }
 func (r *recorder) Recognizes(http.Header) bool {
-	r.call(nil, "Recognizes")
+	r.call(context.Background(), "Recognizes")
 	return true
 }
-func (r *recorder) WebhookHint() string            { r.call(nil, "WebhookHint"); return "" }
-func (r *recorder) PullRefs(int) []string          { r.call(nil, "PullRefs"); return nil }
-func (r *recorder) MaxCommentChars() int           { r.call(nil, "MaxCommentChars"); return 65536 }
-func (r *recorder) CheckWebhook(http.Header) error { r.call(nil, "CheckWebhook"); return nil }
+func (r *recorder) WebhookHint() string   { r.call(context.Background(), "WebhookHint"); return "" }
+func (r *recorder) PullRefs(int) []string { r.call(context.Background(), "PullRefs"); return nil }
+func (r *recorder) MaxCommentChars() int {
+	r.call(context.Background(), "MaxCommentChars")
+	return 65536
+}
+func (r *recorder) CheckWebhook(http.Header) error {
+	r.call(context.Background(), "CheckWebhook")
+	return nil
+}
 func (r *recorder) ParseWebhook(*http.Request, []byte) (*vcs.Event, error) {
-	r.call(nil, "ParseWebhook")
+	r.call(context.Background(), "ParseWebhook")
 	return nil, nil
 }
 func (r *recorder) GetPull(ctx context.Context, _ atoll.Repo, _ int) (*vcs.PullDetails, error) {
