@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -40,9 +41,13 @@ func TestAzureDevOpsTestButton(t *testing.T) {
 // the flag to set.
 func TestAzureDevOpsServerNotificationURL(t *testing.T) {
 	const notify = "http://tfs01:8080"
+	var logs lockedBuffer
 	e := newADOE2E(t, map[string]string{"main.tf": tfProject("main", 1)}, func(m *main.Main) {
 		m.Config.AzureNotificationURL = notify
+		m.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	})
+	// The start-up message names both.
+	mustContain(t, "start-up log", logs.String(), "notification URL", `"notification_urls":"`+notify+`"`, `"hostname":"`+e.az.URL+`"`)
 	renamed := func(edit func(map[string]any)) func(map[string]any) {
 		return func(p map[string]any) {
 			edit(p)
