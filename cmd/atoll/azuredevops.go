@@ -4,13 +4,16 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/atollhq/atoll/vcs/azuredevops"
 )
 
 // azureConfig is the Azure DevOps part of Config.
 type azureConfig struct {
-	AzureHostname        string
+	AzureHostname string
+	// Other URLs an Azure DevOps Server names itself by in payloads.
+	AzureNotificationURL string
 	AzureUser            string
 	AzureToken           string
 	AzureWebhookUser     string
@@ -27,6 +30,7 @@ type azureConfig struct {
 
 func azureFlags(fs *flag.FlagSet, c *azureConfig) {
 	fs.StringVar(&c.AzureHostname, "azuredevops-hostname", azuredevops.DefaultHostname, "Azure DevOps host: dev.azure.com, or an Azure DevOps Server host with its virtual directory (tfs.example.com/tfs); https unless a scheme is given")
+	fs.StringVar(&c.AzureNotificationURL, "azuredevops-notification-url", "", "Azure DevOps Server only: the public (notification) URL the server writes into service hook payloads, when it differs from --azuredevops-hostname (http://tfs01:8080/tfs); comma-separated for several. Payload URLs on it are read as URLs on --azuredevops-hostname, which is still the only host Atoll calls")
 	fs.StringVar(&c.AzureUser, "azuredevops-user", "", "Azure DevOps account Atoll comments as (its unique name): its threads are the ones closed when earlier plans are hidden")
 	fs.StringVar(&c.AzureToken, "azuredevops-token", "", "Azure DevOps personal access token (Code: read & write, Code status; or use a service principal)")
 	fs.StringVar(&c.AzureWebhookUser, "azuredevops-webhook-user", "", "user name Azure DevOps service hooks send (basic auth)")
@@ -46,6 +50,9 @@ func (c *azureConfig) configured() bool {
 
 func (c *azureConfig) validate() error {
 	if !c.configured() {
+		if c.AzureNotificationURL != "" {
+			return fmt.Errorf("--azuredevops-notification-url needs Azure DevOps credentials (--azuredevops-token, a service principal or --azuredevops-managed-identity)")
+		}
 		if c.AzureTenantID != "" || c.AzureClientID != "" {
 			return fmt.Errorf("--azuredevops-tenant-id and --azuredevops-client-id need --azuredevops-client-secret or --azuredevops-managed-identity")
 		}
@@ -85,6 +92,20 @@ func (c *azureConfig) azureCredential() azuredevops.Credential {
 
 // azureProvider builds the Azure DevOps provider.
 func (c *azureConfig) azureProvider(log *slog.Logger, statusName string) (*azuredevops.Provider, error) {
-	return azuredevops.New(azuredevops.Config{Hostname: c.AzureHostname, Credential: c.azureCredential(), User: c.AzureUser,
+	var notify []string
+	if c.AzureNotificationURL != "" {
+		notify = strings.Split(c.AzureNotificationURL, ",")
+	}
+	p, err := azuredevops.New(azuredevops.Config{Hostname: c.AzureHostname, NotificationURLs: notify, Credential: c.azureCredential(), User: c.AzureUser,
 		WebhookUser: c.AzureWebhookUser, WebhookPassword: c.AzureWebhookPassword, StatusName: statusName, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	// Said once at start-up, so that an operator reading why webhooks
+	// naming another host are accepted finds it.
+	if urls := p.NotificationURLs(); len(urls) > 0 {
+		log.Info("Azure DevOps: service hook payloads may name the server by its notification URL; Atoll reads them as the configured host, the only one it calls",
+			"notification_urls", strings.Join(urls, ","), "hostname", p.BaseURL())
+	}
+	return p, nil
 }

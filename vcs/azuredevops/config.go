@@ -17,6 +17,13 @@ type Config struct {
 	// base URL with a scheme ("http://127.0.0.1:8080" for tests). Without a
 	// scheme, https is used. An organization's URL is Hostname/ORG.
 	Hostname string
+	// NotificationURLs are other base URLs (scheme, host, virtual
+	// directory) by which an Azure DevOps Server names itself in service
+	// hook payloads: its public URL, when Atoll reaches it by another name
+	// ("http://tfs01:8080/tfs" in payloads, "https://tfs.example.com/tfs"
+	// in Hostname). Payload URLs on them are read as URLs on Hostname;
+	// Atoll never calls them.
+	NotificationURLs []string
 	// Credential authenticates API calls and git: a PAT or a Microsoft
 	// Entra ID token source (service principal, managed identity).
 	Credential Credential

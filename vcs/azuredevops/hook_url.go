@@ -3,6 +3,8 @@ package azuredevops
 import (
 	"net/url"
 	"strings"
+
+	"github.com/atollhq/atoll"
 )
 
 // legacyDomain is where Azure DevOps Services organizations lived before
@@ -16,6 +18,12 @@ const legacyDomain = ".visualstudio.com"
 //   - On the configured host, under its virtual directory, the organization
 //     is the first path segment: https://dev.azure.com/ORG/...,
 //     https://tfs.example.com/tfs/COLLECTION/....
+//   - On a notification URL the operator named (Config.NotificationURLs),
+//     the same: an Azure DevOps Server writes its own public URL into
+//     payloads (http://tfs01:8080/tfs/COLLECTION/...), which need not be
+//     the name Atoll reaches it by. The organization found there is the one
+//     on the configured host: Atoll calls, clones and sends credentials to
+//     the configured host only.
 //   - When the configured host is dev.azure.com, ORG.visualstudio.com is
 //     accepted as well: organizations that never switched to the new
 //     address still get payloads with their old one. There the organization
@@ -35,23 +43,29 @@ func (p *Provider) splitURL(field, raw string) (org string, rest []string, err e
 	}
 	segs := pathSegments(u)
 	host := strings.ToLower(u.Host)
+	matched := false
+	for _, base := range append([]*url.URL{p.base}, p.notify...) {
+		if host != strings.ToLower(base.Host) {
+			continue
+		}
+		if org, rest, err = underBase(field, segs, base); err != nil {
+			return "", nil, err
+		}
+		matched = true
+		break
+	}
 	switch {
-	case host == strings.ToLower(p.base.Host):
-		base := pathSegments(p.base)
-		if len(segs) <= len(base) {
-			return "", nil, invalid("%s has no organization after %s", field, p.Host())
-		}
-		for i, s := range base {
-			if !strings.EqualFold(segs[i], s) {
-				return "", nil, invalid("%s is not under %s", field, p.Host())
-			}
-		}
-		org, rest = segs[len(base)], segs[len(base)+1:]
+	case matched:
 	case strings.EqualFold(p.base.Host, DefaultHostname) && strings.HasSuffix(host, legacyDomain):
 		org, rest = strings.TrimSuffix(host, legacyDomain), segs
 		if len(rest) > 0 && strings.EqualFold(rest[0], "DefaultCollection") {
 			rest = rest[1:]
 		}
+	case !strings.EqualFold(p.base.Host, DefaultHostname):
+		// An Azure DevOps Server names itself by its public URL, set in
+		// its administration console: say how to accept it.
+		return "", nil, invalid("%s is on %s, not on the configured Azure DevOps host %s: if that is this server's public (notification) URL, name it with --azuredevops-notification-url %s://%s",
+			field, u.Host, p.Host(), u.Scheme, u.Host)
 	default:
 		return "", nil, invalid("%s is on %s, not on the configured Azure DevOps host %s", field, u.Host, p.Host())
 	}
@@ -62,6 +76,62 @@ func (p *Provider) splitURL(field, raw string) (org string, rest []string, err e
 	}
 	return strings.ToLower(org), rest, nil
 }
+
+// underBase reads the organization of a URL's path segments on base's host:
+// the segment after base's virtual directory.
+func underBase(field string, segs []string, base *url.URL) (org string, rest []string, err error) {
+	dir := pathSegments(base)
+	name := base.Host + base.Path
+	if len(segs) <= len(dir) {
+		return "", nil, invalid("%s has no organization after %s", field, name)
+	}
+	for i, s := range dir {
+		if !strings.EqualFold(segs[i], s) {
+			return "", nil, invalid("%s is not under %s", field, name)
+		}
+	}
+	return segs[len(dir)], segs[len(dir)+1:], nil
+}
+
+// parseNotificationURLs checks Config.NotificationURLs: each is an http(s)
+// URL with an optional virtual directory, on Azure DevOps Server (Services
+// payloads name dev.azure.com or ORG.visualstudio.com, which are accepted
+// already), and not the configured host itself.
+func parseNotificationURLs(raws []string, base *url.URL) ([]*url.URL, error) {
+	var out []*url.URL
+	for _, raw := range raws {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			continue
+		}
+		u, err := url.Parse(strings.TrimRight(raw, "/"))
+		if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return nil, atoll.Errorf(atoll.EINVALID, "--azuredevops-notification-url %q is not an http(s) URL such as http://tfs01:8080/tfs.", raw)
+		}
+		if strings.EqualFold(base.Host, DefaultHostname) {
+			return nil, atoll.Errorf(atoll.EINVALID, "--azuredevops-notification-url is for Azure DevOps Server (set --azuredevops-hostname to the server): Azure DevOps Services payloads name dev.azure.com or ORG.visualstudio.com, which are accepted already.")
+		}
+		if strings.EqualFold(u.Host, base.Host) && strings.EqualFold(strings.TrimRight(u.Path, "/"), strings.TrimRight(base.Path, "/")) {
+			return nil, atoll.Errorf(atoll.EINVALID, "--azuredevops-notification-url %q is --azuredevops-hostname itself.", raw)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// NotificationURLs are the other URLs payloads may name this server by
+// (Config.NotificationURLs), for the start-up message.
+func (p *Provider) NotificationURLs() []string {
+	var out []string
+	for _, u := range p.notify {
+		out = append(out, u.String())
+	}
+	return out
+}
+
+// BaseURL is the URL Atoll calls this host by (--azuredevops-hostname with
+// its scheme).
+func (p *Provider) BaseURL() string { return p.base.String() }
 
 // pathSegments splits u's path into unescaped, non-empty segments.
 func pathSegments(u *url.URL) []string {

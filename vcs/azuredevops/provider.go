@@ -16,8 +16,12 @@ type Provider struct {
 	Recognizer
 	cfg  Config
 	base *url.URL // scheme, host and virtual directory; an organization is base/ORG
-	log  *slog.Logger
-	http *http.Client // the API's client (see api.go)
+	// notify are other URLs of the same server that payloads may use
+	// (Config.NotificationURLs); see splitURL.
+	notify  []*url.URL
+	ignores ignoreLog // what ignored deliveries were logged, when
+	log     *slog.Logger
+	http    *http.Client // the API's client (see api.go)
 }
 
 // New checks cfg and returns a Provider.
@@ -26,6 +30,10 @@ func New(cfg Config) (*Provider, error) {
 		cfg.Hostname = DefaultHostname
 	}
 	base, err := parseHostname(cfg.Hostname)
+	if err != nil {
+		return nil, err
+	}
+	notify, err := parseNotificationURLs(cfg.NotificationURLs, base)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +47,7 @@ func New(cfg Config) (*Provider, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Provider{cfg: cfg, base: base, log: log, http: apiHTTPClient(cfg.HTTPClient)}, nil
+	return &Provider{cfg: cfg, base: base, notify: notify, log: log, http: apiHTTPClient(cfg.HTTPClient)}, nil
 }
 
 // parseHostname turns --azuredevops-hostname into a base URL.

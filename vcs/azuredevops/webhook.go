@@ -45,8 +45,9 @@ func equalSecret(got, want string) int {
 }
 
 // ParseWebhook authenticates a service hook delivery by its basic auth and
-// reduces pull request and comment events to an Event. Other events, and
-// updates Atoll does not act on, give (nil, nil).
+// reduces pull request and comment events to an Event. Other events, the
+// Test button's sample, and updates and comments Atoll does not act on give
+// (nil, nil), which is answered 200: see hook_ignore.go for the rule.
 func (p *Provider) ParseWebhook(r *http.Request, body []byte) (*vcs.Event, error) {
 	if err := p.CheckWebhook(r.Header); err != nil {
 		return nil, err
@@ -63,12 +64,23 @@ func (p *Provider) ParseWebhook(r *http.Request, body []byte) (*vcs.Event, error
 		err error
 	)
 	switch env.EventType {
-	case hookPullCreated, hookPullUpdated, hookPullMerged:
-		ev, err = p.pullEvent(&env)
+	case hookPullCreated, hookPullUpdated, hookPullMerged, hookPullCommented:
+	default:
+		// Pushes, builds, work items...: a subscription Atoll does not
+		// need (see hook_ignore.go for what is answered how).
+		return p.ignore(&env, "an event type Atoll does not act on: only pull request created, updated, merge attempted and commented on are needed")
+	}
+	// The Test button's sample names a repository on Microsoft's fabrikam
+	// organization: before the host check, which it fails on a Server, and
+	// before the allowlist, which it fails everywhere.
+	if isSample(&env) {
+		return p.ignore(&env, "a test notification (the Test button's sample event, about Microsoft's Fabrikam repository): basic auth and URL are right")
+	}
+	switch env.EventType {
 	case hookPullCommented:
 		ev, err = p.commentEvent(&env)
 	default:
-		return nil, nil // pushes, builds, work items...: nothing to do
+		ev, err = p.pullEvent(&env)
 	}
 	if ev != nil {
 		ev.DeliveryID = env.ID
@@ -106,7 +118,10 @@ func (p *Provider) pullEvent(env *hookEnvelope) (*vcs.Event, error) {
 		}
 	}
 	if kind == "" {
-		return nil, nil
+		if env.EventType == hookPullMerged {
+			return p.ignore(env, "merge attempted on a pull request that is not completed (Azure DevOps sends it on every push to either branch)")
+		}
+		return p.ignore(env, "a pull request update that touches no code (reviewers, votes)")
 	}
 	repo, pull, err := p.pullFromPayload(env, &pr, kind != vcs.EventPullClosed)
 	if err != nil {

@@ -40,9 +40,8 @@ func (p *Provider) commentEvent(env *hookEnvelope) (*vcs.Event, error) {
 		if res.Comment == nil {
 			return nil, invalid("resource.comment is missing")
 		}
-		if res.PullRequest == nil {
-			return nil, invalid("resource.pullRequest is missing")
-		}
+		// pullRequest is required only of a comment Atoll acts on (below):
+		// Azure DevOps may leave it out of a deletion's event.
 		c, pr = res.Comment, res.PullRequest
 	case "1":
 		c = new(hookComment)
@@ -55,12 +54,26 @@ func (p *Provider) commentEvent(env *hookEnvelope) (*vcs.Event, error) {
 	// Only new comments are commands: not Azure's own notes ("X voted"),
 	// not deletions, and not edits: a command must not run again because
 	// someone fixed a typo in it (GitHub's edits are ignored too).
-	if c.CommentType == "system" || c.IsDeleted || strings.TrimSpace(c.Content) == "" {
-		return nil, nil
+	// These are read first, before anything is required of the rest of
+	// the resource: whatever else a deletion's event lacks, it is answered
+	// 2xx rather than put the subscription on probation.
+	switch {
+	case c.IsDeleted:
+		return p.ignore(env, "a comment was deleted")
+	case c.CommentType == "system":
+		return p.ignore(env, "a comment Azure DevOps wrote itself (votes, pushes, status changes)")
+	case strings.TrimSpace(c.Content) == "":
+		return p.ignore(env, "a comment without text")
 	}
 	edited, err := commentEdited(c)
-	if err != nil || edited {
+	if err != nil {
 		return nil, err
+	}
+	if edited {
+		return p.ignore(env, "a comment was edited: a command runs when it is posted, not again when it is corrected")
+	}
+	if major, _, _ := strings.Cut(env.ResourceVersion, "."); major == "2" && pr == nil {
+		return nil, invalid("resource.pullRequest is missing")
 	}
 	if c.Author.UniqueName == "" {
 		return nil, invalid("comment.author.uniqueName is missing")

@@ -39,13 +39,36 @@ func newHookProvider(t *testing.T, hostname string) *azuredevops.Provider {
 	return p
 }
 
-// fixture decodes testdata/azuredevops/name, for editing.
+// fixture decodes testdata/azuredevops/name, for editing. The samples are
+// what the Test button sends, which is ignored: their repository id is
+// replaced by another (sampleFixture keeps it) so that they read as real
+// events of the fabrikam organization.
 func fixture(t *testing.T, name string) map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "azuredevops", name))
 	if err != nil {
 		t.Fatal(err)
 	}
+	b = bytes.ReplaceAll(b, []byte(sampleRepositoryID), []byte("5cd25e51-d014-56f3-983f-1573d8858180"))
+	return decodeFixture(t, b)
+}
+
+// sampleRepositoryID is the repository of Microsoft's sample events.
+const sampleRepositoryID = "4bc14d40-c903-45e2-872e-0462c7748079"
+
+// sampleFixture decodes testdata/azuredevops/name as it is: the Test
+// button's payload.
+func sampleFixture(t *testing.T, name string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "azuredevops", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decodeFixture(t, b)
+}
+
+func decodeFixture(t *testing.T, b []byte) map[string]any {
+	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
