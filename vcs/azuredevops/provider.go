@@ -1,11 +1,13 @@
 package azuredevops
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/atollhq/atoll"
 )
@@ -18,6 +20,9 @@ type Provider struct {
 	base *url.URL // scheme, host and virtual directory; an organization is base/ORG
 	log  *slog.Logger
 	http *http.Client // the API's client (see api.go)
+	// sleeper waits between looks at a queued completion (merge.go); a
+	// timer when nil.
+	sleeper func(context.Context, time.Duration) error
 }
 
 // New checks cfg and returns a Provider.

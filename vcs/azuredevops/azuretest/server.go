@@ -163,6 +163,13 @@ type Pull struct {
 	Iterations []Iteration
 	// MergeFailure, when set, is the mergeFailureMessage completing answers.
 	MergeFailure string
+	// CompletionPolls makes completing asynchronous, as it is on Azure
+	// DevOps: when > 0, the PATCH that completes answers the pull request
+	// still active, with mergeStatus queued and a completionQueueTime, and
+	// it stays so for that many GETs of it. Then it is completed or, with
+	// MergeFailure set, stays active with mergeStatus failure and the
+	// failure message. Zero completes at once.
+	CompletionPolls int
 
 	// Set when the pull request is completed through the API.
 	MergeStrategy      string
@@ -235,6 +242,9 @@ type repoState struct {
 
 type pullState struct {
 	Pull
+	// queued is when a completion was queued (CompletionPolls), zero
+	// when none is; the completion's options wait in Pull.
+	queued   time.Time
 	created  time.Time
 	closed   time.Time
 	threads  []*Thread
