@@ -328,6 +328,14 @@ func (s *Server) SetVote(org, project, repo string, number int, uniqueName strin
 	p.Reviewers = append(p.Reviewers, Reviewer{UniqueName: uniqueName, Vote: vote})
 }
 
+// SetCompletionPolls sets a pull request's CompletionPolls: how many GETs
+// a completion stays queued for.
+func (s *Server) SetCompletionPolls(org, project, repo string, number, polls int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pull(org, project, repo, number).CompletionPolls = polls
+}
+
 // SetHead records a push: the pull request's head becomes sha, in a new
 // iteration.
 func (s *Server) SetHead(org, project, repo string, number int, sha string) {
