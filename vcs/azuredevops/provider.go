@@ -44,7 +44,9 @@ func New(cfg Config) (*Provider, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Provider{cfg: cfg, base: base, log: log, http: apiHTTPClient(cfg.HTTPClient)}, nil
+	hc := apiHTTPClient(cfg.HTTPClient)
+	hc.Transport = reauthTransport{base: hc.Transport, cred: cfg.Credential}
+	return &Provider{cfg: cfg, base: base, log: log, http: hc}, nil
 }
 
 // parseHostname turns --azuredevops-hostname into a base URL.
