@@ -200,6 +200,17 @@ type GitCredential struct {
 // so that hosts can find (and hide) its earlier comments.
 func Marker(command string) string { return "<!-- atoll:" + command + " -->" }
 
+// CloneAuthorizer is a host whose git over https is authenticated with an
+// Authorization header of its own rather than with CloneURL's user name
+// and password (Azure DevOps: an Entra ID token as a bearer token). The
+// runner prefers it to CloneURL. The authorization is a secret: it is
+// handed to git only in its environment.
+type CloneAuthorizer interface {
+	// CloneAuthorization returns the repository's URL, without
+	// credentials, and the Authorization header value git sends to it.
+	CloneAuthorization(ctx context.Context, repo atoll.Repo) (rawURL, authorization string, err error)
+}
+
 // Replier is a host whose comments live in threads (Azure DevOps). The
 // results of a command are posted in the thread of the comment that asked
 // for them (replyTo, the Event's CommentID) rather than as a new thread.
