@@ -405,3 +405,22 @@ func TestAzureDevOpsAutomergeQueued(t *testing.T) {
 		}
 	}
 }
+
+// A completion Azure DevOps still has queued after Atoll's bounded wait
+// (30 seconds) is reported as queued, not as merged.
+func TestAzureDevOpsAutomergeStillQueued(t *testing.T) {
+	e := newADOE2E(t, map[string]string{
+		"atlantis.yaml":   "version: 3\nautomerge: true\nprojects:\n- dir: staging\n",
+		"staging/main.tf": tfProject("staging", 1),
+	}, nil)
+	e.open(1, "scale-staging", map[string]string{"staging/main.tf": tfProject("staging", 2)})
+	mustContain(t, "autoplan", e.waitComment(1, 1), "Plan: 2 to add")
+	e.az.SetCompletionPolls(adoOrg, adoProject, adoRepo, 1, 1000)
+	e.comment(1, "atlantis apply")
+	mustContain(t, "apply", e.waitComment(1, 2), "Apply complete!")
+	got := e.waitComment(1, 3)
+	mustContain(t, "automerge", got, "Automerge queued, not merged yet", "queued the completion")
+	if strings.Contains(got, "Automatically merged") {
+		t.Fatalf("automerge comment: %s", got)
+	}
+}
