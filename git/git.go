@@ -71,6 +71,29 @@ type Remote struct {
 	Env []string // GIT_CONFIG_* carrying the Authorization header, if any
 }
 
+// NewRemoteAuthorization is a remote at rawURL (without userinfo) that
+// git fetches with the Authorization header value authorization ("Bearer
+// TOKEN", as Azure Repos documents for Entra ID tokens), set as NewRemote
+// sets it.
+func NewRemoteAuthorization(rawURL, authorization string) (Remote, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return Remote{}, fmt.Errorf("git remote: not an http(s) URL without credentials")
+	}
+	if authorization == "" || strings.ContainsAny(authorization, "\r\n") {
+		return Remote{}, fmt.Errorf("git remote: invalid authorization")
+	}
+	return Remote{URL: rawURL, Env: authEnv(authorization)}, nil
+}
+
+func authEnv(authorization string) []string {
+	return []string{
+		"GIT_CONFIG_COUNT=1",
+		"GIT_CONFIG_KEY_0=http.extraHeader",
+		"GIT_CONFIG_VALUE_0=Authorization: " + authorization,
+	}
+}
+
 // NewRemote splits rawURL's userinfo into an Authorization header.
 func NewRemote(rawURL string) (Remote, error) {
 	u, err := url.Parse(rawURL)
@@ -84,12 +107,5 @@ func NewRemote(rawURL string) (Remote, error) {
 	pass, _ := u.User.Password()
 	u.User = nil
 	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
-	return Remote{
-		URL: u.String(),
-		Env: []string{
-			"GIT_CONFIG_COUNT=1",
-			"GIT_CONFIG_KEY_0=http.extraHeader",
-			"GIT_CONFIG_VALUE_0=Authorization: Basic " + auth,
-		},
-	}, nil
+	return Remote{URL: u.String(), Env: authEnv("Basic " + auth)}, nil
 }

@@ -136,3 +136,23 @@ func TestNewRemoteMovesCredentialsToHeader(t *testing.T) {
 		t.Fatalf("file remote = %+v", plain)
 	}
 }
+
+func TestNewRemoteAuthorization(t *testing.T) {
+	r, err := git.NewRemoteAuthorization("https://dev.azure.com/o/p/_git/r", "Bearer eyJ0eXAi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.URL != "https://dev.azure.com/o/p/_git/r" || len(r.Env) != 3 || r.Env[2] != "GIT_CONFIG_VALUE_0=Authorization: Bearer eyJ0eXAi" {
+		t.Fatalf("remote = %+v", r)
+	}
+	for _, bad := range [][2]string{
+		{"https://u:p@dev.azure.com/o/p/_git/r", "Bearer x"}, // credentials twice
+		{"file:///srv/repo", "Bearer x"},
+		{"https://dev.azure.com/o/p/_git/r", ""},
+		{"https://dev.azure.com/o/p/_git/r", "Bearer x\r\nX-Other: y"},
+	} {
+		if _, err := git.NewRemoteAuthorization(bad[0], bad[1]); err == nil || strings.Contains(err.Error(), "Bearer") {
+			t.Errorf("NewRemoteAuthorization(%q, %q) err = %v; want an error without the secret", bad[0], bad[1], err)
+		}
+	}
+}

@@ -239,8 +239,19 @@ func (r *Runner) automerge(ctx context.Context, w *work, cmd *command.Command, o
 	if labeled, err := r.automergeLabeled(ctx, w); labeled || err != nil {
 		return err
 	}
-	opts := vcs.MergeOptions{Method: orDefault(cmd.AutoMergeMethod, orDefault(r.AutomergeMethod, "merge")), DeleteSourceBranch: outcomes[0].job.Spec.DeleteSourceBranch}
-	if err := w.vcs.Merge(ctx, *w.repo, w.pull.Number, opts); errors.Is(err, vcs.ErrSourceBranchKept) {
+	// The merge names the commit that was applied, so that a push since is
+	// not merged unplanned where the host can check it.
+	applied := outcomes[0].job.HeadSHA
+	for _, o := range outcomes[1:] {
+		if o.job.HeadSHA != applied {
+			return r.reply(ctx, w, "automerge", fmt.Sprintf("Not automatically merged: this apply ran on two commits (%s and %s).", short(applied), short(o.job.HeadSHA)))
+		}
+	}
+	opts := vcs.MergeOptions{Method: orDefault(cmd.AutoMergeMethod, orDefault(r.AutomergeMethod, "merge")), DeleteSourceBranch: outcomes[0].job.Spec.DeleteSourceBranch, HeadSHA: applied}
+	if err := w.vcs.Merge(ctx, *w.repo, w.pull.Number, opts); errors.Is(err, vcs.ErrMergeQueued) {
+		w.log.Warn("automerge queued", "err", err)
+		return r.reply(ctx, w, "automerge", "Automerge queued, not merged yet: all plans were successfully applied and the merge was requested, but "+atoll.ErrorMessage(err))
+	} else if errors.Is(err, vcs.ErrSourceBranchKept) {
 		w.log.Warn("automerge kept the source branch", "branch", w.pull.HeadRef, "err", err)
 		return r.reply(ctx, w, "automerge", fmt.Sprintf("Automatically merged because all plans were successfully applied, but the source branch `%s` could not be deleted: %s", w.pull.HeadRef, atoll.ErrorMessage(err)))
 	} else if err != nil {

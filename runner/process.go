@@ -267,11 +267,7 @@ func (r *Runner) checkout(ctx context.Context, w *work, workspace, sha string) (
 	if dir, ok := w.dirs[key]; ok {
 		return dir, nil
 	}
-	cloneURL, err := w.vcs.CloneURL(ctx, *w.repo)
-	if err != nil {
-		return "", err
-	}
-	remote, err := git.NewRemote(cloneURL)
+	remote, err := cloneRemote(ctx, w)
 	if err != nil {
 		return "", err
 	}
@@ -297,6 +293,24 @@ func (r *Runner) checkout(ctx context.Context, w *work, workspace, sha string) (
 		return "", atoll.Errorf(atoll.EINTERNAL, "Checking out %s at %s failed: %s", w.repo.FullName(), short(sha), redactPaths(err.Error(), r.Workdirs.Root))
 	}
 	return dir, nil
+}
+
+// cloneRemote is where and how git fetches the pull request's repository:
+// with the host's own Authorization header where it has one
+// (vcs.CloneAuthorizer), else with the credentials of its clone URL.
+func cloneRemote(ctx context.Context, w *work) (git.Remote, error) {
+	if ca, ok := w.vcs.(vcs.CloneAuthorizer); ok {
+		rawURL, auth, err := ca.CloneAuthorization(ctx, *w.repo)
+		if err != nil {
+			return git.Remote{}, err
+		}
+		return git.NewRemoteAuthorization(rawURL, auth)
+	}
+	cloneURL, err := w.vcs.CloneURL(ctx, *w.repo)
+	if err != nil {
+		return git.Remote{}, err
+	}
+	return git.NewRemote(cloneURL)
 }
 
 func workdirKey(repo *atoll.Repo) string {

@@ -152,7 +152,9 @@ type Provider interface {
 
 	// Merge merges the pull request (automerge after a full apply). An
 	// error wrapping ErrSourceBranchKept means the merge succeeded but the
-	// source branch opts asked to delete is still there.
+	// source branch opts asked to delete is still there; one wrapping
+	// ErrMergeQueued means the host accepted the merge but had not done it
+	// yet when Merge stopped waiting.
 	Merge(ctx context.Context, repo atoll.Repo, number int, opts MergeOptions) error
 
 	// GitCredentials returns what git over http(s) authenticates with on
@@ -170,7 +172,16 @@ type MergeOptions struct {
 	// DeleteSourceBranch deletes the pull request's head branch once
 	// merged (delete_source_branch_on_merge), except a fork's.
 	DeleteSourceBranch bool
+	// HeadSHA is the head commit that was planned and applied. Hosts that
+	// can (Azure DevOps) merge only if the pull request's head is still
+	// this commit, so that a push after the apply is never merged unseen.
+	HeadSHA string
 }
+
+// ErrMergeQueued is wrapped by Merge when the host accepted the merge but
+// still had it queued when Merge stopped waiting: it may yet complete, or
+// fail.
+var ErrMergeQueued = errors.New("the merge is queued but not done yet")
 
 // ErrSourceBranchKept is wrapped by Merge when the pull request was merged
 // but its source branch could not be deleted.
@@ -188,6 +199,17 @@ type GitCredential struct {
 // Marker is the hidden tag Atoll puts in every comment it posts for command,
 // so that hosts can find (and hide) its earlier comments.
 func Marker(command string) string { return "<!-- atoll:" + command + " -->" }
+
+// CloneAuthorizer is a host whose git over https is authenticated with an
+// Authorization header of its own rather than with CloneURL's user name
+// and password (Azure DevOps: an Entra ID token as a bearer token). The
+// runner prefers it to CloneURL. The authorization is a secret: it is
+// handed to git only in its environment.
+type CloneAuthorizer interface {
+	// CloneAuthorization returns the repository's URL, without
+	// credentials, and the Authorization header value git sends to it.
+	CloneAuthorization(ctx context.Context, repo atoll.Repo) (rawURL, authorization string, err error)
+}
 
 // Replier is a host whose comments live in threads (Azure DevOps). The
 // results of a command are posted in the thread of the comment that asked

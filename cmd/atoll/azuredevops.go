@@ -35,12 +35,12 @@ func azureFlags(fs *flag.FlagSet, c *azureConfig) {
 	fs.StringVar(&c.AzureToken, "azuredevops-token", "", "Azure DevOps personal access token (Code: read & write, Code status; or use a service principal)")
 	fs.StringVar(&c.AzureWebhookUser, "azuredevops-webhook-user", "", "user name Azure DevOps service hooks send (basic auth)")
 	fs.StringVar(&c.AzureWebhookPassword, "azuredevops-webhook-password", "", "password Azure DevOps service hooks send (basic auth)")
-	fs.StringVar(&c.AzureTenantID, "azuredevops-tenant-id", "", "Microsoft Entra ID tenant of the service principal (with --azuredevops-client-id and --azuredevops-client-secret)")
+	fs.StringVar(&c.AzureTenantID, "azuredevops-tenant-id", "", "Microsoft Entra ID tenant of the service principal (with --azuredevops-client-id and --azuredevops-client-secret), or of an AKS workload identity (default AZURE_TENANT_ID)")
 	fs.StringVar(&c.AzureClientID, "azuredevops-client-id", "", "client (application) id of the service principal, or of a user-assigned managed identity")
 	fs.StringVar(&c.AzureClientSecret, "azuredevops-client-secret", "", "client secret of the service principal")
-	fs.BoolVar(&c.AzureManagedIdentity, "azuredevops-managed-identity", false, "authenticate as the Azure managed identity of this VM (IMDS); --azuredevops-client-id picks a user-assigned one")
+	fs.BoolVar(&c.AzureManagedIdentity, "azuredevops-managed-identity", false, "authenticate as the Azure managed identity where Atoll runs: AKS workload identity, App Service or Container Apps, else the VM's (IMDS); --azuredevops-client-id picks a user-assigned one")
 	fs.StringVar(&c.AzureAuthorityURL, "azuredevops-authority-url", "", "Microsoft Entra ID authority (default https://login.microsoftonline.com; sovereign clouds differ)")
-	fs.StringVar(&c.AzureIMDSURL, "azuredevops-imds-url", "", "managed identity token endpoint (default: Azure's IMDS)")
+	fs.StringVar(&c.AzureIMDSURL, "azuredevops-imds-url", "", "IMDS token endpoint of a VM's managed identity; when set, IMDS is used whatever the environment says (default: Azure's IMDS)")
 }
 
 // configured reports whether any Azure DevOps credential was given.
@@ -84,7 +84,8 @@ func (c *azureConfig) azureCredential() azuredevops.Credential {
 		return &azuredevops.EntraCredential{TenantID: c.AzureTenantID, ClientID: c.AzureClientID,
 			ClientSecret: c.AzureClientSecret, AuthorityURL: c.AzureAuthorityURL}
 	case c.AzureManagedIdentity:
-		return &azuredevops.ManagedIdentityCredential{ClientID: c.AzureClientID, Endpoint: c.AzureIMDSURL}
+		return &azuredevops.ManagedIdentityCredential{ClientID: c.AzureClientID, TenantID: c.AzureTenantID,
+			AuthorityURL: c.AzureAuthorityURL, Endpoint: c.AzureIMDSURL}
 	default:
 		return azuredevops.PAT{User: c.AzureUser, Token: c.AzureToken}
 	}

@@ -402,3 +402,46 @@ func TestAzureDevOpsConfigWarnings(t *testing.T) {
 		t.Fatalf("the first plan's thread is %s without --hide-prev-plan-comments; want active", st)
 	}
 }
+
+// Automerge on Azure DevOps: the completion names the commit that was
+// applied, and Atoll says merged only once Azure's queued completion has
+// ended.
+func TestAzureDevOpsAutomergeQueued(t *testing.T) {
+	e := newADOE2E(t, map[string]string{
+		"atlantis.yaml":   "version: 3\nautomerge: true\nprojects:\n- dir: staging\n",
+		"staging/main.tf": tfProject("staging", 1),
+	}, nil)
+	sha := e.open(1, "scale-staging", map[string]string{"staging/main.tf": tfProject("staging", 2)})
+	mustContain(t, "autoplan", e.waitComment(1, 1), "Plan: 2 to add")
+	e.az.SetCompletionPolls(adoOrg, adoProject, adoRepo, 1, 2)
+	e.comment(1, "atlantis apply")
+	mustContain(t, "apply", e.waitComment(1, 2), "Apply complete!")
+	mustContain(t, "automerge", e.waitComment(1, 3), "Automatically merged")
+	if got := e.az.Pull(adoOrg, adoProject, adoRepo, 1); got.Status != "completed" {
+		t.Fatalf("Atoll said merged while the pull request is %s (mergeStatus %s)", got.Status, got.MergeStatus)
+	}
+	for _, c := range e.az.Calls() {
+		if c.Method == "PATCH" && strings.Contains(string(c.Body), `"completed"`) && !strings.Contains(string(c.Body), sha) {
+			t.Errorf("completion body %s; want the applied commit %s", c.Body, sha)
+		}
+	}
+}
+
+// A completion Azure DevOps still has queued after Atoll's bounded wait
+// (30 seconds) is reported as queued, not as merged.
+func TestAzureDevOpsAutomergeStillQueued(t *testing.T) {
+	e := newADOE2E(t, map[string]string{
+		"atlantis.yaml":   "version: 3\nautomerge: true\nprojects:\n- dir: staging\n",
+		"staging/main.tf": tfProject("staging", 1),
+	}, nil)
+	e.open(1, "scale-staging", map[string]string{"staging/main.tf": tfProject("staging", 2)})
+	mustContain(t, "autoplan", e.waitComment(1, 1), "Plan: 2 to add")
+	e.az.SetCompletionPolls(adoOrg, adoProject, adoRepo, 1, 1000)
+	e.comment(1, "atlantis apply")
+	mustContain(t, "apply", e.waitComment(1, 2), "Apply complete!")
+	got := e.waitComment(1, 3)
+	mustContain(t, "automerge", got, "Automerge queued, not merged yet", "queued the completion")
+	if strings.Contains(got, "Automatically merged") {
+		t.Fatalf("automerge comment: %s", got)
+	}
+}

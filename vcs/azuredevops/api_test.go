@@ -59,7 +59,7 @@ func TestUnauthorized(t *testing.T) {
 		"SetStatus": func() error {
 			return p.SetStatus(ctx, repo, headSHA, vcs.Status{State: vcs.StatusPending, Context: "c"})
 		},
-		"Merge": func() error { return p.Merge(ctx, repo, 7, vcs.MergeOptions{Method: "squash"}) },
+		"Merge": func() error { return p.Merge(ctx, repo, 7, vcs.MergeOptions{Method: "squash", HeadSHA: headSHA}) },
 	}
 	for name, call := range calls {
 		err := call()
@@ -136,7 +136,7 @@ func TestServerVirtualDirectory(t *testing.T) {
 	if err := p.SetStatus(ctx, onprem, headSHA, vcs.Status{State: vcs.StatusSuccess, Context: "c"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Merge(ctx, onprem, 7, vcs.MergeOptions{Method: "merge"}); err != nil {
+	if err := p.Merge(ctx, onprem, 7, vcs.MergeOptions{Method: "merge", HeadSHA: headSHA}); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.Pull("DefaultCollection", "Ops", "live", 7); got.Status != "completed" || len(srv.PullStatuses("DefaultCollection", "Ops", "live", 7)) != 1 {

@@ -27,6 +27,24 @@ func (p *Provider) CloneURL(ctx context.Context, repo atoll.Repo) (string, error
 	return u.String(), nil
 }
 
+// CloneAuthorization implements vcs.CloneAuthorizer: the repository's
+// URL on the configured host, without credentials, and the credential's
+// Authorization value, which git sends as an extra header. With an Entra
+// ID token that is "Bearer TOKEN", as Microsoft documents git over https
+// with Entra ID tokens; with a PAT, basic auth with the PAT as password.
+// The authorization is a secret: never log it.
+func (p *Provider) CloneAuthorization(ctx context.Context, repo atoll.Repo) (string, string, error) {
+	u, err := p.gitURL(repo)
+	if err != nil {
+		return "", "", err
+	}
+	auth, err := p.cfg.Credential.Authorization(ctx)
+	if err != nil {
+		return "", "", fmt.Errorf("azuredevops git credentials: %w", err)
+	}
+	return u.String(), auth, nil
+}
+
 // GitCredentials implements vcs.Provider: the git credential for the
 // configured host (scheme and host only), for private module sources in
 // other repositories of the same host.
@@ -52,7 +70,11 @@ func (p *Provider) gitURL(repo atoll.Repo) (*url.URL, error) {
 
 // HostGitCredentials implements vcs.HostCredentials: Atoll's identity on
 // Azure DevOps reads every repository it was granted, whichever host the
-// pull request being planned is on.
+// pull request being planned is on. Terraform's git gets them through a
+// credential helper, which can only answer a user name and password (git
+// before 2.46 has no bearer credentials for helpers): Azure Repos takes
+// an Entra ID token as the password too, as Git Credential Manager sends
+// it.
 func (p *Provider) HostGitCredentials(ctx context.Context) (vcs.GitCredential, error) {
 	user, pass, err := p.cfg.Credential.GitAuth(ctx)
 	if err != nil {
@@ -60,3 +82,5 @@ func (p *Provider) HostGitCredentials(ctx context.Context) (vcs.GitCredential, e
 	}
 	return vcs.GitCredential{URL: p.base.Scheme + "://" + p.base.Host, Username: user, Password: pass}, nil
 }
+
+var _ vcs.CloneAuthorizer = (*Provider)(nil)

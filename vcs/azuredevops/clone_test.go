@@ -2,11 +2,15 @@ package azuredevops_test
 
 import (
 	"context"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/git"
 	"github.com/atollhq/atoll/vcs"
 	"github.com/atollhq/atoll/vcs/azuredevops"
+	"github.com/atollhq/atoll/vcs/azuredevops/azuretest"
 )
 
 func TestCloneURLAndGitCredentials(t *testing.T) {
@@ -68,5 +72,49 @@ func TestCloneURLNeedsOrgProjectRepo(t *testing.T) {
 		if _, err := p.GitCredentials(context.Background(), r); atoll.ErrorCode(err) != atoll.EINVALID {
 			t.Errorf("GitCredentials(%+v) err = %v; want EINVALID", r, err)
 		}
+	}
+}
+
+// With an Entra ID token, git over https sends it as a bearer token, as
+// Microsoft documents it for Azure Repos; the URL holds no secret.
+func TestCloneWithEntraBearer(t *testing.T) {
+	f := newFakeEntra(t)
+	cred := f.credential(newClock(), clientSecret)
+	srv := azuretest.NewServer(t)
+	srv.AcceptBearer("tok-1", bot)
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "--allow-empty", "-m", "first"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	srv.ServeGit(org, project, repoName, dir)
+	p := newProvider(t, srv, func(c *azuredevops.Config) { c.Credential = cred })
+
+	rawURL, auth, err := p.CloneAuthorization(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "Bearer tok-1" || strings.Contains(rawURL, "tok-1") || strings.Contains(rawURL, "@") {
+		t.Fatalf("CloneAuthorization = %q, %q; want the bare URL and Bearer tok-1", rawURL, auth)
+	}
+	remote, err := git.NewRemoteAuthorization(rawURL, auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := git.Run(context.Background(), dir, remote.Env, "ls-remote", remote.URL); err != nil {
+		t.Fatalf("git ls-remote with the bearer token: %v", err)
+	}
+	var sawBearer bool
+	for _, c := range srv.Calls() {
+		if strings.Contains(c.Path, "/_git/") {
+			if strings.HasPrefix(c.Auth, "Basic ") {
+				t.Errorf("git sent %s with basic auth", c.Path)
+			}
+			sawBearer = sawBearer || c.Auth == "Bearer tok-1"
+		}
+	}
+	if !sawBearer {
+		t.Errorf("git never sent the bearer token: %+v", srv.Calls())
 	}
 }

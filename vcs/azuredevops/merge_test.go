@@ -3,12 +3,15 @@ package azuredevops_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/vcs"
+	"github.com/atollhq/atoll/vcs/azuredevops"
 )
 
 func TestMergeStrategies(t *testing.T) {
@@ -22,7 +25,7 @@ func TestMergeStrategies(t *testing.T) {
 	for method, want := range cases {
 		t.Run(method, func(t *testing.T) {
 			srv := newFake(t)
-			if err := newProvider(t, srv).Merge(context.Background(), repo, 7, vcs.MergeOptions{Method: method}); err != nil {
+			if err := newProvider(t, srv).Merge(context.Background(), repo, 7, vcs.MergeOptions{Method: method, HeadSHA: headSHA}); err != nil {
 				t.Fatal(err)
 			}
 			got := srv.Pull(org, project, repoName, 7)
@@ -77,7 +80,7 @@ func TestMergeRefused(t *testing.T) {
 			pr := basePull()
 			pr.Status, pr.MergeFailure = tc.status, tc.fail
 			srv.AddPull(org, project, repoName, pr)
-			err := newProvider(t, srv).Merge(context.Background(), repo, 7, vcs.MergeOptions{Method: "squash"})
+			err := newProvider(t, srv).Merge(context.Background(), repo, 7, vcs.MergeOptions{Method: "squash", HeadSHA: headSHA})
 			if atoll.ErrorCode(err) != tc.code {
 				t.Errorf("err = %v; want %s", err, tc.code)
 			}
@@ -96,7 +99,7 @@ func TestMergeRefused(t *testing.T) {
 func TestMergeDeleteSourceBranch(t *testing.T) {
 	for _, del := range []bool{true, false} {
 		srv := newFake(t)
-		if err := newProvider(t, srv).Merge(context.Background(), repo, 7, vcs.MergeOptions{Method: "squash", DeleteSourceBranch: del}); err != nil {
+		if err := newProvider(t, srv).Merge(context.Background(), repo, 7, vcs.MergeOptions{Method: "squash", DeleteSourceBranch: del, HeadSHA: headSHA}); err != nil {
 			t.Fatal(err)
 		}
 		if got := srv.Pull(org, project, repoName, 7); got.Status != "completed" || got.DeleteSourceBranch != del {
@@ -107,5 +110,131 @@ func TestMergeDeleteSourceBranch(t *testing.T) {
 				t.Errorf("completion body %s; want deleteSourceBranch %v", c.Body, del)
 			}
 		}
+	}
+}
+
+// The completion names the commit that was applied, never the head as a
+// GET finds it: a push after the apply is not merged.
+func TestMergeAppliedHead(t *testing.T) {
+	srv := newFake(t)
+	const pushed = "3333333333333333333333333333333333333333"
+	srv.SetHead(org, project, repoName, 7, pushed) // after headSHA was applied
+	err := newProvider(t, srv).Merge(context.Background(), repo, 7, vcs.MergeOptions{Method: "squash", HeadSHA: headSHA})
+	if atoll.ErrorCode(err) != atoll.ECONFLICT || !strings.Contains(atoll.ErrorMessage(err), short(pushed)) {
+		t.Errorf("err = %v; want ECONFLICT naming %s", err, short(pushed))
+	}
+	if got := srv.Pull(org, project, repoName, 7).Status; got != "active" {
+		t.Errorf("status = %q; the pushed commit %s was merged unapplied", got, pushed)
+	}
+	for _, c := range srv.Calls() {
+		if c.Method == "PATCH" && strings.Contains(string(c.Body), pushed) {
+			t.Errorf("completion body %s names the pushed commit", c.Body)
+		}
+	}
+}
+
+func short(s string) string { return s[:8] }
+
+func TestMergeNeedsAppliedHead(t *testing.T) {
+	srv := newFake(t)
+	err := newProvider(t, srv).Merge(context.Background(), repo, 7, vcs.MergeOptions{})
+	if atoll.ErrorCode(err) != atoll.EINVALID {
+		t.Errorf("err = %v; want EINVALID", err)
+	}
+	if got := srv.Pull(org, project, repoName, 7).Status; got != "active" {
+		t.Errorf("status = %q", got)
+	}
+}
+
+// sleepRecorder stands in for the wait between looks at a queued
+// completion, recording each wait.
+type sleepRecorder struct{ waits []time.Duration }
+
+func (s *sleepRecorder) sleep(ctx context.Context, d time.Duration) error {
+	s.waits = append(s.waits, d)
+	return ctx.Err()
+}
+
+func (s *sleepRecorder) total() (sum time.Duration) {
+	for _, d := range s.waits {
+		sum += d
+	}
+	return sum
+}
+
+// Azure queues a completion: Merge waits for it to end.
+func TestMergeQueuedCompletes(t *testing.T) {
+	srv := newFake(t)
+	pr := basePull()
+	pr.CompletionPolls = 3
+	srv.AddPull(org, project, repoName, pr)
+	p := newProvider(t, srv)
+	var rec sleepRecorder
+	azuredevops.SetSleep(p, rec.sleep)
+	if err := p.Merge(context.Background(), repo, 7, vcs.MergeOptions{Method: "squash", HeadSHA: headSHA}); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Pull(org, project, repoName, 7); got.Status != "completed" || got.MergeStrategy != "squash" {
+		t.Errorf("pull = status %q strategy %q; want completed squash", got.Status, got.MergeStrategy)
+	}
+	if len(rec.waits) != 3 || rec.waits[0] <= 0 || rec.waits[1] <= rec.waits[0] {
+		t.Errorf("waits = %v; want 3, growing", rec.waits)
+	}
+}
+
+// A completion still queued after the bounded wait is reported as queued,
+// not as merged.
+func TestMergeStillQueued(t *testing.T) {
+	srv := newFake(t)
+	pr := basePull()
+	pr.CompletionPolls = 1000
+	srv.AddPull(org, project, repoName, pr)
+	p := newProvider(t, srv)
+	var rec sleepRecorder
+	azuredevops.SetSleep(p, rec.sleep)
+	err := p.Merge(context.Background(), repo, 7, vcs.MergeOptions{HeadSHA: headSHA})
+	if !errors.Is(err, vcs.ErrMergeQueued) {
+		t.Fatalf("err = %v; want ErrMergeQueued", err)
+	}
+	if msg := atoll.ErrorMessage(err); !strings.Contains(msg, "queued") {
+		t.Errorf("message %q does not say the completion is queued", msg)
+	}
+	if got := rec.total(); got != azuredevops.MergeWait {
+		t.Errorf("waited %v in %d waits; want %v", got, len(rec.waits), azuredevops.MergeWait)
+	}
+	if got := srv.Pull(org, project, repoName, 7); got.Status != "active" || got.MergeStatus != "queued" {
+		t.Errorf("pull = status %q mergeStatus %q; want active, queued", got.Status, got.MergeStatus)
+	}
+}
+
+// A queued completion that fails is a failure, not a success.
+func TestMergeQueuedFails(t *testing.T) {
+	srv := newFake(t)
+	pr := basePull()
+	pr.CompletionPolls, pr.MergeFailure = 2, "TF401186: The merge of the pull request has conflicts."
+	srv.AddPull(org, project, repoName, pr)
+	p := newProvider(t, srv)
+	var rec sleepRecorder
+	azuredevops.SetSleep(p, rec.sleep)
+	err := p.Merge(context.Background(), repo, 7, vcs.MergeOptions{HeadSHA: headSHA})
+	if atoll.ErrorCode(err) != atoll.ECONFLICT || errors.Is(err, vcs.ErrMergeQueued) || !strings.Contains(atoll.ErrorMessage(err), "conflicts") {
+		t.Errorf("err = %v; want ECONFLICT with Azure's message", err)
+	}
+	if got := srv.Pull(org, project, repoName, 7); got.Status != "active" {
+		t.Errorf("status = %q", got.Status)
+	}
+}
+
+// Waiting ends with the caller's context.
+func TestMergeQueuedCanceled(t *testing.T) {
+	srv := newFake(t)
+	pr := basePull()
+	pr.CompletionPolls = 1000
+	srv.AddPull(org, project, repoName, pr)
+	p := newProvider(t, srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	azuredevops.SetSleep(p, func(context.Context, time.Duration) error { cancel(); return context.Canceled })
+	if err := p.Merge(ctx, repo, 7, vcs.MergeOptions{HeadSHA: headSHA}); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v; want canceled", err)
 	}
 }

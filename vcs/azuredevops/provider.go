@@ -1,11 +1,13 @@
 package azuredevops
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/atollhq/atoll"
 )
@@ -22,6 +24,9 @@ type Provider struct {
 	ignores ignoreLog // what ignored deliveries were logged, when
 	log     *slog.Logger
 	http    *http.Client // the API's client (see api.go)
+	// sleeper waits between looks at a queued completion (merge.go); a
+	// timer when nil.
+	sleeper func(context.Context, time.Duration) error
 }
 
 // New checks cfg and returns a Provider.
@@ -47,7 +52,9 @@ func New(cfg Config) (*Provider, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Provider{cfg: cfg, base: base, notify: notify, log: log, http: apiHTTPClient(cfg.HTTPClient)}, nil
+	hc := apiHTTPClient(cfg.HTTPClient)
+	hc.Transport = reauthTransport{base: hc.Transport, cred: cfg.Credential}
+	return &Provider{cfg: cfg, base: base, notify: notify, log: log, http: hc}, nil
 }
 
 // parseHostname turns --azuredevops-hostname into a base URL.

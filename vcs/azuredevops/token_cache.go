@@ -2,6 +2,8 @@ package azuredevops
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -105,4 +107,49 @@ func (c *tokenCache) invalidate(value string) {
 		c.tok = token{}
 		c.refreshAt = time.Time{}
 	}
+}
+
+// invalidator is a Credential whose tokens the API can refuse before their
+// expiry (revoked, a clock that is off): EntraCredential and
+// ManagedIdentityCredential.
+type invalidator interface {
+	Invalidate(authorization string)
+}
+
+// reauthTransport retries, once, a request that the API refused with 401
+// although its credential thought the token good: it drops that token from
+// the credential's cache and sends the request again with a fresh one. A
+// credential without a cache (a PAT) gets the 401 as it came.
+type reauthTransport struct {
+	base http.RoundTripper
+	cred Credential
+}
+
+func (t reauthTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	inv, ok := t.cred.(invalidator)
+	auth := r.Header.Get("Authorization")
+	if err != nil || !ok || resp.StatusCode != http.StatusUnauthorized || auth == "" {
+		return resp, err
+	}
+	if r.Body != nil && r.Body != http.NoBody && r.GetBody == nil {
+		return resp, nil // the body cannot be sent again
+	}
+	inv.Invalidate(auth)
+	fresh, ferr := t.cred.Authorization(r.Context())
+	if ferr != nil || fresh == auth {
+		return resp, nil // the 401 says more than a failed renewal would
+	}
+	retry := r.Clone(r.Context())
+	if r.GetBody != nil {
+		body, berr := r.GetBody()
+		if berr != nil {
+			return resp, nil
+		}
+		retry.Body = body
+	}
+	retry.Header.Set("Authorization", fresh)
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	return t.base.RoundTrip(retry)
 }

@@ -123,6 +123,7 @@ func (h *handler) route(rest string) {
 		h.listPulls()
 	case m(rePull) != nil && method == http.MethodGet:
 		if p := h.pull(m(rePull)[0]); p != nil {
+			h.pollCompletion(p)
 			writeJSON(h.w, http.StatusOK, h.pullJSON(p))
 		}
 	case m(rePull) != nil && method == http.MethodPatch:
@@ -457,6 +458,23 @@ func (h *handler) createStatus(number int, sha string) {
 	writeJSON(h.w, http.StatusOK, out)
 }
 
+// pollCompletion advances a queued completion by one GET of the pull
+// request: after CompletionPolls of them it ends, completed or failed.
+func (h *handler) pollCompletion(p *pullState) {
+	if p.queued.IsZero() {
+		return
+	}
+	if p.CompletionPolls--; p.CompletionPolls > 0 {
+		return
+	}
+	p.queued = time.Time{}
+	if p.MergeFailure != "" {
+		p.MergeStatus, p.ClosedBy, p.MergeStrategy, p.DeleteSourceBranch = "failure", "", "", false
+		return
+	}
+	p.Status, p.MergeStatus, p.closed = "completed", "succeeded", time.Now()
+}
+
 // updatePull handles PATCH on a pull request: completing it (status
 // completed, with the source commit the caller saw and completion
 // options), abandoning it, or retitling it.
@@ -496,7 +514,10 @@ func (h *handler) updatePull(number int) {
 			writeError(h.w, http.StatusConflict, "GitPullRequestStaleException", "TF401192: The source branch of the pull request has been updated; the pull request cannot be completed with the commit given.")
 			return
 		}
-		if p.MergeFailure != "" || p.MergeStatus != "succeeded" {
+		if !p.queued.IsZero() {
+			break // already queued: the answer is the pull request as it is
+		}
+		if p.CompletionPolls == 0 && (p.MergeFailure != "" || p.MergeStatus != "succeeded") {
 			msg := p.MergeFailure
 			if msg == "" {
 				msg = "The merge of the pull request has not succeeded: " + p.MergeStatus
@@ -507,7 +528,7 @@ func (h *handler) updatePull(number int) {
 			writeJSON(h.w, http.StatusOK, out)
 			return
 		}
-		p.Status, p.closed, p.ClosedBy = "completed", time.Now(), h.who
+		p.ClosedBy = h.who
 		p.MergeStrategy = "noFastForward"
 		if in.CompletionOptions != nil {
 			p.MergeStrategy = enumString(in.CompletionOptions.MergeStrategy, mergeStrategies, p.MergeStrategy)
@@ -516,6 +537,13 @@ func (h *handler) updatePull(number int) {
 			}
 			p.DeleteSourceBranch = in.CompletionOptions.DeleteSourceBranch
 		}
+		if p.CompletionPolls > 0 {
+			// Azure queues the merge and completes later: the answer is
+			// the pull request, still active.
+			p.queued, p.MergeStatus = time.Now(), "queued"
+			break
+		}
+		p.Status, p.closed = "completed", time.Now()
 	default:
 		writeError(h.w, http.StatusBadRequest, "InvalidArgumentValueException", "The pull request status is not valid.")
 		return

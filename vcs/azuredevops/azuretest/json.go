@@ -182,7 +182,14 @@ func (h *handler) pullJSON(p *pullState) map[string]any {
 		out["closedDate"] = jsonTime(p.closed)
 		out["closedBy"] = s.identityJSON(p.ClosedBy)
 	}
-	if p.Status == "completed" && p.MergeStrategy != "" {
+	if !p.queued.IsZero() {
+		out["completionQueueTime"] = jsonTime(p.queued)
+	}
+	if p.Status == "active" && p.MergeStatus == "failure" && p.MergeFailure != "" {
+		out["mergeFailureMessage"] = p.MergeFailure
+		out["mergeFailureType"] = "unknown"
+	}
+	if (p.Status == "completed" || !p.queued.IsZero()) && p.MergeStrategy != "" {
 		out["completionOptions"] = map[string]any{"mergeStrategy": p.MergeStrategy, "deleteSourceBranch": p.DeleteSourceBranch}
 	}
 	return out

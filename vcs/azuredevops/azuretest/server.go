@@ -165,6 +165,13 @@ type Pull struct {
 	Iterations []Iteration
 	// MergeFailure, when set, is the mergeFailureMessage completing answers.
 	MergeFailure string
+	// CompletionPolls makes completing asynchronous, as it is on Azure
+	// DevOps: when > 0, the PATCH that completes answers the pull request
+	// still active, with mergeStatus queued and a completionQueueTime, and
+	// it stays so for that many GETs of it. Then it is completed or, with
+	// MergeFailure set, stays active with mergeStatus failure and the
+	// failure message. Zero completes at once.
+	CompletionPolls int
 
 	// Set when the pull request is completed through the API.
 	MergeStrategy      string
@@ -238,6 +245,9 @@ type repoState struct {
 
 type pullState struct {
 	Pull
+	// queued is when a completion was queued (CompletionPolls), zero
+	// when none is; the completion's options wait in Pull.
+	queued   time.Time
 	created  time.Time
 	closed   time.Time
 	threads  []*Thread
@@ -319,6 +329,14 @@ func (s *Server) SetVote(org, project, repo string, number int, uniqueName strin
 		}
 	}
 	p.Reviewers = append(p.Reviewers, Reviewer{UniqueName: uniqueName, Vote: vote})
+}
+
+// SetCompletionPolls sets a pull request's CompletionPolls: how many GETs
+// a completion stays queued for.
+func (s *Server) SetCompletionPolls(org, project, repo string, number, polls int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pull(org, project, repo, number).CompletionPolls = polls
 }
 
 // SetHead records a push: the pull request's head becomes sha, in a new

@@ -73,3 +73,42 @@ func TestWireFormat(t *testing.T) {
 		t.Errorf("remoteUrl = %v", got)
 	}
 }
+
+// Completing is asynchronous when CompletionPolls is set: the PATCH
+// answers the pull request still active and queued, with a
+// completionQueueTime, until enough GETs have looked at it.
+func TestQueuedCompletion(t *testing.T) {
+	srv := azuretest.NewServer(t)
+	srv.AcceptPAT("tok", "bot@x")
+	head := strings.Repeat("a", 40)
+	srv.AddPull("o", "p", "r", azuretest.Pull{Number: 1, Author: "a@x", SourceRef: "f", TargetRef: "main",
+		HeadSHA: head, BaseSHA: strings.Repeat("b", 40), CompletionPolls: 2})
+	const pull = "/o/p/_apis/git/repositories/r/pullRequests/1"
+	const v = "application/json;api-version=7.1"
+
+	code, out := do(t, srv, "PATCH", pull, v, `{"status":"completed","lastMergeSourceCommit":{"commitId":"`+head+`"},"completionOptions":{"mergeStrategy":"squash"}}`)
+	if code != 200 || out["status"] != "active" || out["mergeStatus"] != "queued" || out["completionQueueTime"] == nil {
+		t.Fatalf("completing: %d status %v mergeStatus %v completionQueueTime %v; want active, queued, set", code, out["status"], out["mergeStatus"], out["completionQueueTime"])
+	}
+	if _, out = do(t, srv, "GET", pull, v, ""); out["status"] != "active" || out["mergeStatus"] != "queued" {
+		t.Errorf("first look: status %v mergeStatus %v; want still queued", out["status"], out["mergeStatus"])
+	}
+	if _, out = do(t, srv, "GET", pull, v, ""); out["status"] != "completed" || out["completionQueueTime"] != nil || out["closedDate"] == nil {
+		t.Errorf("second look: %v; want completed", out)
+	}
+	if got := srv.Pull("o", "p", "r", 1); got.Status != "completed" || got.MergeStrategy != "squash" || got.ClosedBy != "bot@x" {
+		t.Errorf("pull = %+v", got)
+	}
+
+	// A queued completion that fails leaves the pull request active with
+	// the failure.
+	srv.AddPull("o", "p", "r", azuretest.Pull{Number: 2, Author: "a@x", SourceRef: "g", TargetRef: "main",
+		HeadSHA: head, BaseSHA: strings.Repeat("b", 40), CompletionPolls: 1, MergeFailure: "TF401186: conflicts"})
+	const pull2 = "/o/p/_apis/git/repositories/r/pullRequests/2"
+	if _, out = do(t, srv, "PATCH", pull2, v, `{"status":"completed","lastMergeSourceCommit":{"commitId":"`+head+`"}}`); out["mergeStatus"] != "queued" || out["mergeFailureMessage"] != nil {
+		t.Errorf("completing: %v; want queued without a failure yet", out)
+	}
+	if _, out = do(t, srv, "GET", pull2, v, ""); out["status"] != "active" || out["mergeStatus"] != "failure" || out["mergeFailureMessage"] != "TF401186: conflicts" {
+		t.Errorf("after the queue: %v; want active, failure, the message", out)
+	}
+}
