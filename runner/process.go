@@ -299,7 +299,7 @@ func (r *Runner) checkout(ctx context.Context, w *work, workspace, sha string) (
 // with the host's own Authorization header where it has one
 // (vcs.CloneAuthorizer), else with the credentials of its clone URL.
 func cloneRemote(ctx context.Context, w *work) (git.Remote, error) {
-	if ca, ok := w.vcs.(vcs.CloneAuthorizer); ok {
+	if ca, ok := vcs.As[vcs.CloneAuthorizer](w.vcs); ok {
 		rawURL, auth, err := ca.CloneAuthorization(ctx, *w.repo)
 		if err != nil {
 			return git.Remote{}, err

@@ -185,6 +185,16 @@ func (f *Fenced) UserTeams(ctx context.Context, repo atoll.Repo, login string) (
 	return l.UserTeams(ctx, repo, login)
 }
 
+// CloneAuthorization is the wrapped host's: a read (git fetches with it),
+// never fenced.
+func (f *Fenced) CloneAuthorization(ctx context.Context, repo atoll.Repo) (string, string, error) {
+	ca, ok := f.p.(CloneAuthorizer)
+	if !ok {
+		return "", "", f.notImplemented("clone authorization")
+	}
+	return ca.CloneAuthorization(ctx, repo)
+}
+
 // MaxCommentChars is the wrapped host's comment limit: a read, never
 // fenced. Callers reach it through As, which asks the wrapped host first.
 func (f *Fenced) MaxCommentChars() int {
@@ -208,6 +218,7 @@ var (
 	_ Reactor           = (*Fenced)(nil)
 	_ TeamLister        = (*Fenced)(nil)
 	_ CommentLimiter    = (*Fenced)(nil)
+	_ CloneAuthorizer   = (*Fenced)(nil)
 	_ HostCredentials   = (*Fenced)(nil)
 	_ ApprovalDismisser = (*Fenced)(nil)
 )

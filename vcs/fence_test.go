@@ -61,6 +61,10 @@ func (r *recorder) Recognizes(http.Header) bool {
 }
 func (r *recorder) WebhookHint() string   { r.call(context.Background(), "WebhookHint"); return "" }
 func (r *recorder) PullRefs(int) []string { r.call(context.Background(), "PullRefs"); return nil }
+func (r *recorder) CloneAuthorization(ctx context.Context, _ atoll.Repo) (string, string, error) {
+	r.call(ctx, "CloneAuthorization")
+	return "https://host/repo", "Bearer x", nil
+}
 func (r *recorder) MaxCommentChars() int {
 	r.call(context.Background(), "MaxCommentChars")
 	return 65536
@@ -140,6 +144,7 @@ var providerInterfaces = []reflect.Type{
 	reflect.TypeFor[vcs.HostCredentials](),
 	reflect.TypeFor[vcs.ApprovalDismisser](),
 	reflect.TypeFor[vcs.CommentLimiter](),
+	reflect.TypeFor[vcs.CloneAuthorizer](),
 }
 
 // readMethods change nothing on the host: they pass through a fenced
@@ -148,7 +153,7 @@ var providerInterfaces = []reflect.Type{
 var readMethods = map[string]bool{
 	"Kind": true, "Recognizes": true, "WebhookHint": true, "PullRefs": true, "CheckWebhook": true, "ParseWebhook": true,
 	"GetPull": true, "ChangedFiles": true, "CloneURL": true, "GitCredentials": true, "UserTeams": true, "HostGitCredentials": true,
-	"MaxCommentChars": true,
+	"MaxCommentChars": true, "CloneAuthorization": true,
 }
 
 // callMethod calls method name of p with zero arguments (a live context, a
