@@ -18,7 +18,7 @@ import (
 )
 
 // haFlags registers the flags of a node that shares a replica with a
-// standby (INTERFACE.md): without --replica-url the server is a single
+// standby: without --replica-url the server is a single
 // node that replicates nowhere.
 func haFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.ReplicaURL, "replica-url", "", "Litestream replica URL (s3://bucket/path?endpoint=…&region=…, file:///dir); enables the active/standby pair")
