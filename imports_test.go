@@ -50,7 +50,7 @@ var allowedImports = map[string][]string{
 	"runner": {"atoll", "git", "gitcred", "metrics", "procs", "runner/command", "runner/markdown",
 		"runner/notify", "runner/repocfg", "runner/terraform", "runner/tfinstall", "vcs"},
 	"web": {"atoll", "ansi", "assets", "metrics", "planview", "runner", "runner/command",
-		"runner/markdown", "runner/terraform", "templates", "vcs"},
+		"runner/markdown", "templates", "vcs"},
 	// Wiring only: it may import every package but the test helpers.
 	"cmd/atoll": {"atoll", "demo", "git", "gitcred", "inmem", "node", "procs", "replica", "runner",
 		"runner/command", "runner/markdown", "runner/notify", "runner/repocfg", "runner/terraform",

@@ -6,8 +6,8 @@ import (
 	"net/http"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/ansi"
 	"github.com/atollhq/atoll/planview"
-	"github.com/atollhq/atoll/runner/terraform"
 	"github.com/atollhq/atoll/templates"
 )
 
@@ -149,7 +149,7 @@ func (s *Server) planLog(ctx context.Context, jobID int64, view *planview.Plan) 
 			return nil, false, err
 		}
 		for _, l := range lines {
-			l.Text = terraform.StripANSI(l.Text)
+			l.Text = ansi.Strip(l.Text)
 			if view != nil {
 				l.Text = view.Scrub(l.Text)
 			}
