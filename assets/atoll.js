@@ -92,6 +92,30 @@
 		}
 	});
 
+	// A form htmx has not processed yet (a live section swapped it in a
+	// moment ago, before htmx's settle step) would be submitted as a plain
+	// form, and the page reloaded. htmx's own handler, on the form,
+	// cancels the submission it takes, so one that reaches the document
+	// uncancelled is given to htmx.
+	document.addEventListener("submit", function (ev) {
+		var form = ev.target;
+		if (ev.defaultPrevented || !window.htmx || !form.matches || !form.matches("form[hx-post]")) return;
+		if (form.hasAttribute("data-htmx-handoff")) return; // htmx did not take it twice: let it go
+		ev.preventDefault();
+		var submitter = ev.submitter && ev.submitter.form === form ? ev.submitter : undefined;
+		window.htmx.process(form);
+		// Submitted again once this submission is over: a form ignores a
+		// submit asked for while its submit event is being dispatched.
+		setTimeout(function () {
+			form.setAttribute("data-htmx-handoff", "");
+			try {
+				form.requestSubmit(submitter);
+			} finally {
+				form.removeAttribute("data-htmx-handoff");
+			}
+		}, 0);
+	});
+
 	// Ctrl/Cmd+Enter in the comment box submits it.
 	document.addEventListener("keydown", function (ev) {
 		if (ev.key !== "Enter" || !(ev.ctrlKey || ev.metaKey)) return;

@@ -282,3 +282,35 @@ func TestNoticeCatchesUpWithChangesBeforeItArrives(t *testing.T) {
 		document.querySelector("#outcome-`+ready+`").innerText.includes("nothing ran")`)
 	b.checkConsole()
 }
+
+// A live section can put a form on the page a moment before htmx
+// processes it (htmx does that in its settle step). A submission then
+// would go as a plain form and reload the page: the pull page test once
+// found its page reloaded after the comment box was swapped under a slow
+// machine. atoll.js hands such a submission to htmx. Here the comment box
+// is replaced by a copy htmx has never seen and submitted at once.
+func TestLiveFormSubmittedBeforeHtmxProcessesIt(t *testing.T) {
+	f := newPullFixture(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.h.ServeHTTP(w, r.WithContext(atoll.NewContextWithUser(r.Context(), alice)))
+	}))
+	t.Cleanup(srv.Close)
+	b := openBrowser(t)
+	b.run("open the pull request", chromedp.Navigate(srv.URL+"/repos/acme/infra/pulls/7"))
+	b.waitFor("htmx", `window.htmx`)
+	b.run("mark the page and submit an unprocessed copy of the comment box", chromedp.Evaluate[chromedp.Void](`(() => {
+		window.notReloaded = true;
+		const old = document.querySelector("#comment");
+		const holder = document.createElement("div");
+		holder.innerHTML = old.outerHTML;
+		const copy = holder.firstElementChild;
+		old.replaceWith(copy);
+		copy.querySelector("textarea").value = "atlantis plan -d stale";
+		copy.requestSubmit();
+	})()`))
+	b.waitFor("the outcome in the form", `document.querySelector("#comment-outcome").innerText.includes("Comment posted")`)
+	b.waitFor("no full reload", `window.notReloaded === true`)
+	if q := f.queued(t); len(q) != 1 || q[0].Comment != "atlantis plan -d stale" {
+		t.Errorf("queued %+v", q)
+	}
+}
