@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner"
@@ -86,22 +85,7 @@ func TestClaimNotReplicatedIsStillWorkedOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Stop)
-	deadline := time.Now().Add(30 * time.Second)
-	for _, id := range ids {
-		for {
-			q, err := db.Request(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if q.State == atoll.RequestDone {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("request %d still %s (claimed with an unknown outcome, no worker on it)", id, q.State)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	waitRequestsDone(t, db, ids)
 	got := strings.Join(host.posted(), "\n")
 	for _, tag := range []string{`"first"`, `"second"`} {
 		if !strings.Contains(got, tag) {
@@ -154,26 +138,23 @@ func TestSweepNeverRequeuesAHeldRequest(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for _, id := range ids {
-		for {
-			q, err := db.Request(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if q.State == atoll.RequestDone {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("request %d still %s", id, q.State)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	waitRequestsDone(t, db, ids)
 	got := strings.Join(host.posted(), "\n")
 	for i := range n {
 		if c := strings.Count(got, strconv.Quote("t"+strconv.Itoa(i))); c != 1 {
 			t.Errorf("help t%d answered %d times, want once", i, c)
+		}
+	}
+}
+
+// waitRequestsDone waits for each request to end (waitRequest) and
+// requires it done: a request left running with no worker never ends.
+func waitRequestsDone(t *testing.T, db *store.DB, ids []int64) {
+	t.Helper()
+	for _, id := range ids {
+		waitRequest(t, db, id)
+		if q, err := db.Request(context.Background(), id); err != nil || q.State != atoll.RequestDone {
+			t.Fatalf("request %d ended %+v, %v; want done", id, q, err)
 		}
 	}
 }
