@@ -170,13 +170,13 @@ func (p Parser) terraformArgsIssue(step ArgStep, args []string) argIssue {
 		if arg == "--" {
 			return issuef(`a second "--" would end Terraform's flags, and Terraform would read the words after it as paths`)
 		}
-		if len(arg) < 2 || arg[0] != '-' {
+		name, value, hasValue, isFlag := splitFlag(arg)
+		if !isFlag {
 			return issuef("%s is not a flag: Terraform would read it as a path (give values as -name=value)", quote(arg))
 		}
 		if flag := p.blockedFlag(arg); flag != "" {
 			return issuef("terraform flag %s is not allowed on this server", quote(flag))
 		}
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(arg[1:], "-"), "=")
 		if name == "" || name[0] == '-' || name[0] == '=' {
 			return issuef("%s is not a flag Terraform can read", quote(arg))
 		}
@@ -279,13 +279,9 @@ func issuef(format string, args ...any) argIssue {
 func VarFiles(args []string) []string {
 	var paths []string
 	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if len(arg) < 2 || arg[0] != '-' {
-			continue
-		}
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(arg[1:], "-"), "=")
+		name, value, hasValue, isFlag := splitFlag(args[i])
 		f, ok := allowedTFFlags[name]
-		if !ok || f.kind == tfBool {
+		if !isFlag || !ok || f.kind == tfBool {
 			continue
 		}
 		if !hasValue && i+1 < len(args) {
@@ -297,4 +293,15 @@ func VarFiles(args []string) []string {
 		}
 	}
 	return paths
+}
+
+// splitFlag reads arg as Go's flag package does: a flag is a word of two
+// or more characters starting with "-" (or "--"), and its value follows
+// "=" when given inline.
+func splitFlag(arg string) (name, value string, hasValue, isFlag bool) {
+	if len(arg) < 2 || arg[0] != '-' {
+		return "", "", false, false
+	}
+	name, value, hasValue = strings.Cut(strings.TrimPrefix(arg[1:], "-"), "=")
+	return name, value, hasValue, true
 }
