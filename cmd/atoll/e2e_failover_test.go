@@ -785,8 +785,24 @@ func TestFailoverClaimNotReplicatedIsWorkedOn(t *testing.T) {
 		t.Fatalf("a webhook was acknowledged although its sync failed (%d)", code)
 	}
 	// The worker claims the request (stored, though the webhook was told
-	// otherwise) and its claim's sync fails too.
-	eventually(t, 30*time.Second, "a failed claim on A", func() bool { return strings.Contains(a.log(), `"msg":"claim request"`) })
+	// otherwise) and the sync of its claim or of its finish fails too.
+	// Which one is a race: Litestream rereads the replica's position after
+	// a failed upload, and the fake stored the claim's LTX file before it
+	// held back the answer, so the claim can count as replicated, and then
+	// the finish is the write told "not replicated". Either leaves the
+	// request's fate unknown to its worker, which is what the sweep is for.
+	var failed string
+	eventually(t, 30*time.Second, "a failed claim or finish on A", func() bool {
+		log := a.log()
+		for _, msg := range []string{"claim request", "finish request"} {
+			if strings.Contains(log, `"level":"ERROR","msg":"`+msg+`"`) {
+				failed = msg
+				return true
+			}
+		}
+		return false
+	})
+	t.Logf("the write whose sync failed: %s", failed)
 	c.S3.DelayLTXAnswers(0)
 	// The redelivery is acknowledged: the delivery is known.
 	mustSend(t, a.URL, d)
