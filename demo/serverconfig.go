@@ -3,7 +3,7 @@ package demo
 import (
 	"regexp"
 
-	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/repocfg"
 )
 
 // ServerConfig is --repo-config in demo mode (unless one is given): the

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/command"
+	"github.com/atollhq/atoll/repocfg"
 	"github.com/atollhq/atoll/runner/markdown"
-	"github.com/atollhq/atoll/runner/repocfg"
-	"github.com/atollhq/atoll/runner/terraform"
+	"github.com/atollhq/atoll/terraform"
 	"github.com/atollhq/atoll/vcs"
 	"github.com/bmatcuk/doublestar/v4"
 )

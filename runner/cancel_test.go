@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/vcs"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/command"
 )
 
 // notYet answers a command Atoll parses, as Atlantis does, but cannot run

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/repocfg"
 	"github.com/atollhq/atoll/vcs"
 )
 

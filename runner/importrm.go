@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/runner/markdown"
 )
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/command"
-	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/command"
+	"github.com/atollhq/atoll/repocfg"
 )
 
 // Terraform gets its flags, the step's extra_args, the comment's args after

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/terraform"
+	"github.com/atollhq/atoll/terraform"
 )
 
 // initMarker, in terraform's data dir, holds the fingerprint of the inputs

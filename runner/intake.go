@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/vcs"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/markdown"
-	"github.com/atollhq/atoll/runner/terraform"
+	"github.com/atollhq/atoll/terraform"
 	"github.com/atollhq/atoll/vcs"
 )
 

@@ -2,7 +2,7 @@ package runner
 
 import (
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/repocfg"
 )
 
 // The repo_locks modes decide which commands take a project's lock, as in

@@ -11,12 +11,12 @@ import (
 	"testing"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/git"
 	"github.com/atollhq/atoll/runner"
-	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/runner/markdown"
-	"github.com/atollhq/atoll/runner/terraform"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/terraform"
 	"github.com/atollhq/atoll/vcs"
 	"github.com/atollhq/atoll/vcs/local"
 )

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/runner"
-	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 )

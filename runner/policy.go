@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/repocfg"
 )
 
 // PolicyChecks runs Atlantis's policy checks (--enable-policy-checks):

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/command"
+	"github.com/atollhq/atoll/repocfg"
 	"github.com/atollhq/atoll/runner/markdown"
-	"github.com/atollhq/atoll/runner/repocfg"
 	"github.com/atollhq/atoll/vcs"
 )
 

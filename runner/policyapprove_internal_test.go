@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/repocfg"
 )
 
 func TestDecidePolicyApproval(t *testing.T) {

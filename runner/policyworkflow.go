@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/repocfg"
 )
 
 // policyWorkflow reads a custom workflow's policy_check stage: the

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/command"
-	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/command"
+	"github.com/atollhq/atoll/repocfg"
 )
 
 // A policy_check stage gives conftest its policy_check step's extra_args;

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/terraform"
-	"github.com/atollhq/atoll/runner/tfinstall"
+	"github.com/atollhq/atoll/terraform"
+	"github.com/atollhq/atoll/tfinstall"
 )
 
 // initProject runs init in dir (see init) and selects the job's workspace.

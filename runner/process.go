@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/git"
-	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/vcs"
 )
 

@@ -15,16 +15,16 @@ import (
 	"github.com/hashicorp/go-version"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/git"
 	"github.com/atollhq/atoll/gitcred"
 	"github.com/atollhq/atoll/metrics"
 	"github.com/atollhq/atoll/procs"
-	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/repocfg"
 	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/runner/notify"
-	"github.com/atollhq/atoll/runner/repocfg"
-	"github.com/atollhq/atoll/runner/terraform"
-	"github.com/atollhq/atoll/runner/tfinstall"
+	"github.com/atollhq/atoll/terraform"
+	"github.com/atollhq/atoll/tfinstall"
 	"github.com/atollhq/atoll/vcs"
 )
 

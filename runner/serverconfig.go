@@ -2,7 +2,7 @@ package runner
 
 import (
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/repocfg"
 )
 
 // loadConfig reads the repository's config file in the checkout at root,

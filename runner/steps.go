@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/terraform"
+	"github.com/atollhq/atoll/terraform"
 )
 
 // steps runs one stage of a custom workflow, its steps in order, in a

@@ -13,8 +13,8 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/procs"
-	"github.com/atollhq/atoll/runner/terraform"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/terraform"
 )
 
 func stepsTerraform(t *testing.T) string {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/atollhq/atoll/runner/command"
-	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/command"
+	"github.com/atollhq/atoll/repocfg"
 )
 
 // --restrict-file-list, as Atlantis: -d needs a file modified directly in

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/vcs"
 )
 

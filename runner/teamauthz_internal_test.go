@@ -12,8 +12,8 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/procs"
-	"github.com/atollhq/atoll/runner/repocfg"
-	"github.com/atollhq/atoll/runner/terraform"
+	"github.com/atollhq/atoll/repocfg"
+	"github.com/atollhq/atoll/terraform"
 	"github.com/atollhq/atoll/vcs"
 	"github.com/atollhq/atoll/vcs/local"
 )

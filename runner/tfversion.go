@@ -11,8 +11,8 @@ import (
 	"github.com/hashicorp/go-version"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/terraform"
-	"github.com/atollhq/atoll/runner/tfinstall"
+	"github.com/atollhq/atoll/terraform"
+	"github.com/atollhq/atoll/tfinstall"
 )
 
 // terraformFor is the Terraform runner of a job: the server's, running the

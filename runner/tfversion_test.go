@@ -10,8 +10,8 @@ import (
 	"github.com/hashicorp/go-version"
 
 	"github.com/atollhq/atoll/runner"
-	"github.com/atollhq/atoll/runner/terraform"
-	"github.com/atollhq/atoll/runner/tfinstall"
+	"github.com/atollhq/atoll/terraform"
+	"github.com/atollhq/atoll/tfinstall"
 )
 
 func TestSatisfies(t *testing.T) {

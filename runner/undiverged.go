@@ -8,7 +8,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/git"
-	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/repocfg"
 	"github.com/atollhq/atoll/vcs"
 )
 

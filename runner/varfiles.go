@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/command"
 )
 
 // checkoutRoot is the checkout a project dir belongs to: dir without the
@@ -39,7 +39,7 @@ func inside(root, path string) (bool, error) {
 
 // checkVarFiles refuses a -var-file among args that resolves outside the
 // checkout through a symbolic link committed to the repository: the
-// comment rule (runner/command) checks the path as written, and only the
+// comment rule (command) checks the path as written, and only the
 // checkout shows where it leads. Files under --var-file-allowlist pass.
 func (r *Runner) checkVarFiles(dir, jobDir string, args []string) error {
 	root := checkoutRoot(dir, jobDir)

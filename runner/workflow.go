@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/command"
-	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/command"
+	"github.com/atollhq/atoll/repocfg"
 )
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

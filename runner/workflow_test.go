@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/command"
-	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/command"
+	"github.com/atollhq/atoll/repocfg"
 )
 
 // Checkouts are shared by projects with the same dir, so init must never be

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/runner"
-	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 	"github.com/atollhq/atoll/vcs/local"

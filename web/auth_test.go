@@ -19,8 +19,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/runner"
-	"github.com/atollhq/atoll/runner/command"
 	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/web"
 )

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/atollhq/atoll"
-	cmdgrammar "github.com/atollhq/atoll/runner/command"
+	cmdgrammar "github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/templates"
 	"github.com/atollhq/atoll/vcs"
 )

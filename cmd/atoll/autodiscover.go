@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/repocfg"
 )
 
 // miscConfig holds Atlantis's --autodiscover-mode.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/atollhq/atoll/runner/command"
+	"github.com/atollhq/atoll/command"
 )
 
 // commandsConfig is the part of Config that says which comment commands

@@ -3,8 +3,8 @@ package main
 import (
 	"flag"
 
+	"github.com/atollhq/atoll/repocfg"
 	"github.com/atollhq/atoll/runner"
-	"github.com/atollhq/atoll/runner/repocfg"
 )
 
 // fileListConfig holds --autoplan-file-list and

@@ -7,8 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/atollhq/atoll/repocfg"
 	"github.com/atollhq/atoll/runner"
-	"github.com/atollhq/atoll/runner/repocfg"
 )
 
 // policyConfig is the part of Config for conftest policy checks, with

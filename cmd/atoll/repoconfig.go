@@ -9,7 +9,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/demo"
-	"github.com/atollhq/atoll/runner/repocfg"
+	"github.com/atollhq/atoll/repocfg"
 )
 
 // repoConfig is the server-side repo config part of Config: Atlantis's

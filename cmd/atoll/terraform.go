@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/atollhq/atoll/runner/tfinstall"
+	"github.com/atollhq/atoll/tfinstall"
 )
 
 // terraformConfig is the Terraform versions part of Config: Atlantis's

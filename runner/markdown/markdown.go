@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/terraform"
+	"github.com/atollhq/atoll/terraform"
 )
 
 // DefaultMaxCommentLen is GitHub's limit on a comment body.
