@@ -93,17 +93,14 @@ func TestAzureDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &runner.Runner{
-		DB:           db,
-		Providers:    map[string]vcs.Provider{atoll.VCSLocal: &local.Provider{DB: db}},
-		Workdirs:     &git.Workdirs{Root: filepath.Join(dir, "work")},
-		Terraform:    terraform.Runner{Bin: tf},
-		Parser:       command.Parser{ExecutableName: "atlantis"},
-		Markdown:     markdown.Renderer{Executable: "atlantis"},
-		Allowlist:    runner.ParseAllowlist(opt.Allowlist()),
-		PlanApproval: policy,
-		PublicURL:    "http://atoll.example",
-		ServerConfig: demo.ServerConfig(),
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DB:        db,
+		Providers: map[string]vcs.Provider{atoll.VCSLocal: &local.Provider{DB: db}},
+		Workdirs:  &git.Workdirs{Root: filepath.Join(dir, "work")},
+		Terraform: terraform.Runner{Bin: tf},
+		Parser:    command.Parser{ExecutableName: "atlantis"},
+		Markdown:  markdown.Renderer{Executable: "atlantis"},
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Config:    runner.Config{Allowlist: runner.ParseAllowlist(opt.Allowlist()), PlanApproval: policy, PublicURL: "http://atoll.example", ServerConfig: demo.ServerConfig()},
 	}
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)

@@ -20,7 +20,10 @@ func newRunner(t testing.TB) *runner.Runner {
 	}
 	t.Cleanup(func() { db.Close() })
 	// Not started: intake must work without workers and queue durably.
-	return &runner.Runner{DB: db, Allowlist: runner.ParseAllowlist("github.com/acme/*")}
+	return &runner.Runner{
+		DB:     db,
+		Config: runner.Config{Allowlist: runner.ParseAllowlist("github.com/acme/*")},
+	}
 }
 
 func event(kind string, number int, comment string) *vcs.Event {

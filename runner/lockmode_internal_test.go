@@ -40,7 +40,9 @@ func TestLockModeFor(t *testing.T) {
 		{true, repocfg.LockOnApply, repocfg.LockDisabled},
 		{true, repocfg.LockOnPlan, repocfg.LockDisabled},
 	} {
-		r := &Runner{DisableRepoLocking: tt.disable}
+		r := &Runner{
+			Config: Config{DisableRepoLocking: tt.disable},
+		}
 		if got := r.lockModeFor(repocfg.Project{RepoLocks: tt.mode}); got != tt.want {
 			t.Errorf("disable %v mode %q: %q, want %q", tt.disable, tt.mode, got, tt.want)
 		}

@@ -120,16 +120,14 @@ func newOrderEnv(t *testing.T, yaml string, dirs, broken []string, pulls int) *o
 	run("checkout", "--quiet", "main")
 	p := &threaded{Provider: &local.Provider{DB: db}}
 	r := &runner.Runner{
-		DB:          db,
-		Providers:   map[string]vcs.Provider{atoll.VCSLocal: p},
-		Workdirs:    &git.Workdirs{Root: filepath.Join(dir, "work")},
-		Terraform:   terraform.Runner{Bin: tf},
-		Parser:      command.Parser{ExecutableName: "atlantis"},
-		Markdown:    markdown.Renderer{Executable: "atlantis"},
-		Allowlist:   runner.ParseAllowlist("local/acme/*"),
-		PublicURL:   "http://atoll.example",
-		Parallelism: 2,
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DB:        db,
+		Providers: map[string]vcs.Provider{atoll.VCSLocal: p},
+		Workdirs:  &git.Workdirs{Root: filepath.Join(dir, "work")},
+		Terraform: terraform.Runner{Bin: tf},
+		Parser:    command.Parser{ExecutableName: "atlantis"},
+		Markdown:  markdown.Renderer{Executable: "atlantis"},
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Config:    runner.Config{Allowlist: runner.ParseAllowlist("local/acme/*"), PublicURL: "http://atoll.example", Parallelism: 2},
 	}
 	return &orderEnv{t: t, db: db, repo: &repo, p: p, r: r}
 }

@@ -68,11 +68,13 @@ func TestClaimNotReplicatedIsStillWorkedOn(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	host := &comments{}
-	r := &runner.Runner{DB: &claimNotReplicated{RunnerStore: db}, Node: "a",
+	r := &runner.Runner{
+		DB:        &claimNotReplicated{RunnerStore: db},
 		Providers: map[string]vcs.Provider{atoll.VCSGitHub: host},
 		Parser:    command.Parser{ExecutableName: "atlantis"},
-		Allowlist: runner.ParseAllowlist("github.com/acme/*"),
-		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Config:    runner.Config{Node: "a", Allowlist: runner.ParseAllowlist("github.com/acme/*")},
+	}
 	var ids []int64
 	for _, tag := range []string{"first", "second"} {
 		id, err := r.Enqueue(ctx, event(vcs.EventComment, 1, "atlantis help "+tag))
@@ -120,11 +122,13 @@ func TestSweepNeverRequeuesAHeldRequest(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	host := &comments{}
-	r := &runner.Runner{DB: &everyThird{RunnerStore: db}, Node: "a", Parallelism: 4,
+	r := &runner.Runner{
+		DB:        &everyThird{RunnerStore: db},
 		Providers: map[string]vcs.Provider{atoll.VCSGitHub: host},
 		Parser:    command.Parser{ExecutableName: "atlantis"},
-		Allowlist: runner.ParseAllowlist("github.com/acme/*"),
-		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Config:    runner.Config{Node: "a", Parallelism: 4, Allowlist: runner.ParseAllowlist("github.com/acme/*")},
+	}
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

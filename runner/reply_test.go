@@ -120,16 +120,15 @@ func TestResultsReplyInTheAskingCommentsThread(t *testing.T) {
 	}
 	p := &threaded{Provider: &local.Provider{DB: db}}
 	r := &runner.Runner{
-		DB:           db,
-		ServerConfig: demo.ServerConfig(), // the demo repository sets apply_requirements
-		Providers:    map[string]vcs.Provider{atoll.VCSLocal: p},
-		Workdirs:     &git.Workdirs{Root: filepath.Join(dir, "work")},
-		Terraform:    terraform.Runner{Bin: tf},
-		Parser:       command.Parser{ExecutableName: "atlantis"},
-		Markdown:     markdown.Renderer{Executable: "atlantis"},
-		Allowlist:    runner.ParseAllowlist(opt.Allowlist()),
-		PublicURL:    "http://atoll.example",
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DB:        db,
+		Providers: map[string]vcs.Provider{atoll.VCSLocal: p},
+		Workdirs:  &git.Workdirs{Root: filepath.Join(dir, "work")},
+		Terraform: terraform.Runner{Bin: tf},
+		Parser:    command.Parser{ExecutableName: "atlantis"},
+		Markdown:  markdown.Renderer{Executable: "atlantis"},
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// The demo repository sets apply_requirements.
+		Config: runner.Config{ServerConfig: demo.ServerConfig(), Allowlist: runner.ParseAllowlist(opt.Allowlist()), PublicURL: "http://atoll.example"},
 	}
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)

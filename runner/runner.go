@@ -20,7 +20,6 @@ import (
 	"github.com/atollhq/atoll/gitcred"
 	"github.com/atollhq/atoll/metrics"
 	"github.com/atollhq/atoll/procs"
-	"github.com/atollhq/atoll/repocfg"
 	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/runner/notify"
 	"github.com/atollhq/atoll/terraform"
@@ -32,70 +31,21 @@ import (
 // does, so branch protection rules written for Atlantis keep working.
 const DefaultStatusName = "atlantis"
 
-// Runner owns the queue and the workers.
+// Runner owns the queue and the workers. Its settings are Config; the
+// other exported fields are what it works with.
 type Runner struct {
-	DB          atoll.RunnerStore
-	Providers   map[string]vcs.Provider // by atoll.VCS* kind
-	Workdirs    *git.Workdirs
-	Terraform   terraform.Runner
-	Parser      command.Parser
-	Markdown    markdown.Renderer
-	Hub         *Hub
-	Allowlist   Allowlist
-	PublicURL   string // base of links in comments and statuses
-	Node        string
-	Version     string
-	Parallelism int
-	// AllowForkPRs lets pull requests from forks plan and apply. Off by
-	// default, as in Atlantis: a fork's author could run code through
-	// Terraform with the server's credentials.
-	AllowForkPRs bool
+	Config
+	DB        atoll.RunnerStore
+	Providers map[string]vcs.Provider // by atoll.VCS* kind
+	Workdirs  *git.Workdirs
+	Terraform terraform.Runner
+	Parser    command.Parser
+	Markdown  markdown.Renderer
+	Hub       *Hub
 	// Metrics, if set, counts jobs and commands under Atlantis's metric
 	// names (this process's only).
 	Metrics *metrics.Atlantis
-	// HidePrevPlanComments hides (GitHub: minimizes; Azure DevOps: closes
-	// the thread of) a pull request's earlier plan comments when a new plan
-	// is posted: Atlantis's --hide-prev-plan-comments, plans only.
-	HidePrevPlanComments bool
-	// PullLabels: --disable-*-label and --silence-vcs-status-* (labels.go).
-	PullLabels
-	// PlanApproval says which plans must be approved in Atoll before they
-	// are applied (--plan-approval); nil requires none.
-	PlanApproval *ApprovalPolicy
-	// AllowDraftPRs autoplans draft pull requests. Off by default, as
-	// Atlantis's --allow-draft-prs.
-	AllowDraftPRs bool
-	// DisableAutoplan stops pull request events from planning
-	// (--disable-autoplan); plan comments still plan.
-	DisableAutoplan bool
-	// Automerge, ParallelPlan and ParallelApply are what a repository gets
-	// when its atlantis.yaml does not say (--automerge, --parallel-plan,
-	// --parallel-apply), as in Atlantis.
-	Automerge, ParallelPlan, ParallelApply bool
-	// DisableRepoLocking (--disable-repo-locking) runs every project as
-	// repo_locks mode disabled: no lock is taken or checked (lockmode.go).
-	DisableRepoLocking bool
-	// AutomergeMethod is how automerge merges when the apply comment does
-	// not say (--automerge-method: merge, rebase or squash; "" is merge).
-	AutomergeMethod string
-	// FailOnPreWorkflowHookError stops a command when one of its pre
-	// workflow hooks fails (--fail-on-pre-workflow-hook-error); otherwise
-	// the failure is commented and the command goes on.
-	FailOnPreWorkflowHookError bool
-	// SilenceForkPRErrors and SilenceNoProjects keep the refusal of a
-	// fork's pull request and a plan comment that finds no projects out of
-	// the pull request (Atlantis's --silence-fork-pr-errors and
-	// --silence-no-projects); they are still logged.
-	SilenceForkPRErrors, SilenceNoProjects bool
-	// DiscardApprovalOnPlan dismisses a pull request's approvals before a
-	// plan comment's plans run (--discard-approval-on-plan; GitHub only).
-	DiscardApprovalOnPlan bool
-	// StatusName prefixes commit status contexts and check runs
-	// (--vcs-status-name); "" is DefaultStatusName.
-	StatusName string
-	// StopTimeout is how long Stop lets running jobs finish.
-	StopTimeout time.Duration
-	Logger      *slog.Logger
+	Logger  *slog.Logger
 	// Procs is where Terraform and git record their process groups (the
 	// registry of Terraform.Procs and Workdirs.Procs). Start kills what an
 	// earlier process left running.
@@ -103,29 +53,10 @@ type Runner struct {
 	// Credentials serves the host's git credentials to Terraform's runs
 	// (private module sources over https); nil serves none.
 	Credentials *gitcred.Server
-	// ServerConfig is the server-side repo config (--repo-config): what
-	// each repository's atlantis.yaml may set, and the workflow and
-	// requirements it gets otherwise; nil is Atlantis's default config.
-	ServerConfig *repocfg.ServerConfig
 	// TFInstall holds the Terraform and OpenTofu versions projects ask for
 	// with terraform_version (--tf-bin-dir, --tf-download); nil runs
 	// Terraform.Bin for every project (see tfversion.go).
 	TFInstall *tfinstall.Installer
-	// TFDistribution is that of projects without terraform_distribution
-	// (--tf-distribution; "" is terraform), DefaultTFVersion the version of
-	// projects without terraform_version (--default-tf-version; "" runs
-	// Terraform.Bin).
-	TFDistribution   string
-	DefaultTFVersion string
-	// EmojiReaction is what command comments are reacted to with on hosts
-	// with reactions (--emoji-reaction; "" reacts not). TeamAllowlist is
-	// --gh-team-allowlist (nil checks nothing). See reaction.go and
-	// teamallowlist.go.
-	EmojiReaction string
-	TeamAllowlist TeamAllowlist
-	// RestrictFileList refuses a plan with -d or -p that targets what the
-	// pull request does not modify (--restrict-file-list).
-	RestrictFileList bool
 	// Policies runs conftest policy checks after plans
 	// (--enable-policy-checks); nil runs none.
 	Policies *PolicyChecks

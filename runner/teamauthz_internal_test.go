@@ -79,9 +79,12 @@ func TestIntakeAuthz(t *testing.T) {
 	tmp := t.TempDir()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a := &repocfg.TeamAuthz{Command: "/bin/sh", Args: []string{"-c", `[ "$USER_NAME" = mallory ] && echo no || echo pass`, "authz"}}
-	r := &Runner{Logger: logger, Providers: map[string]vcs.Provider{"test": &local.Provider{}},
-		ServerConfig: &repocfg.ServerConfig{TeamAuthz: a},
-		Terraform:    terraform.Runner{Procs: &procs.Registry{Dir: filepath.Join(tmp, "procs")}}}
+	r := &Runner{
+		Logger:    logger,
+		Providers: map[string]vcs.Provider{"test": &local.Provider{}},
+		Terraform: terraform.Runner{Procs: &procs.Registry{Dir: filepath.Join(tmp, "procs")}},
+		Config:    Config{ServerConfig: &repocfg.ServerConfig{TeamAuthz: a}},
+	}
 	ev := func(user string) *vcs.Event {
 		return &vcs.Event{Kind: vcs.EventComment, Repo: atoll.Repo{VCS: "test", Owner: "acme", Name: "infra"}, Pull: atoll.Pull{Number: 1}, User: user}
 	}

@@ -62,9 +62,14 @@ func TestAPIApplyNothingToApplyPastReadTimeout(t *testing.T) {
 		s.ReadTimeout, s.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
 		s.APISecret = "secret"
 		s.Providers[atoll.VCSLocal] = &local.Provider{DB: s.DB.(*store.DB)}
-		s.Runner = &runner.Runner{DB: s.DB.(*store.DB), Hub: runner.NewHub(), Providers: map[string]vcs.Provider{atoll.VCSLocal: s.Providers[atoll.VCSLocal]},
-			Parser: command.Parser{ExecutableName: "atlantis"}, Allowlist: runner.ParseAllowlist("local/acme/*"),
-			Parallelism: 1, Logger: s.Logger}
+		s.Runner = &runner.Runner{
+			DB:        s.DB.(*store.DB),
+			Hub:       runner.NewHub(),
+			Providers: map[string]vcs.Provider{atoll.VCSLocal: s.Providers[atoll.VCSLocal]},
+			Parser:    command.Parser{ExecutableName: "atlantis"},
+			Logger:    s.Logger,
+			Config:    runner.Config{Allowlist: runner.ParseAllowlist("local/acme/*"), Parallelism: 1},
+		}
 	})
 	localPull(t, s.DB)
 	// The workers start only after the read and write timeouts have passed.

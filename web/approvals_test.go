@@ -43,7 +43,10 @@ func newApprovalFixture(t *testing.T) *approvalFixture {
 	}
 	f := &approvalFixture{db: db}
 	f.s = &web.Server{DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Runner: &runner.Runner{DB: db, PlanApproval: policy}}
+		Runner: &runner.Runner{
+			DB:     db,
+			Config: runner.Config{PlanApproval: policy},
+		}}
 	f.planID, f.pullID, f.projID = f.plan(t, 0, 0)
 	return f
 }

@@ -75,7 +75,11 @@ func newAzureFixture(t *testing.T) *azureFixture {
 		t.Fatal(err)
 	}
 	s := &web.Server{DB: db, Changes: db.Changes, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Runner: &runner.Runner{DB: db, Hub: runner.NewHub(), Allowlist: runner.ParseAllowlist("*")}}
+		Runner: &runner.Runner{
+			DB:     db,
+			Hub:    runner.NewHub(),
+			Config: runner.Config{Allowlist: runner.ParseAllowlist("*")},
+		}}
 	f.h = s.Handler()
 	return f
 }

@@ -97,7 +97,11 @@ func startLiveServer(t testing.TB, configure func(*web.Server)) *liveServer {
 	logs := &logBuffer{}
 	s := &web.Server{DB: db, Logger: slog.New(slog.NewJSONHandler(logs, nil)), APISecret: liveSecret,
 		Providers: map[string]vcs.Provider{atoll.VCSGitHub: gh},
-		Runner:    &runner.Runner{DB: db, Hub: runner.NewHub(), Allowlist: runner.ParseAllowlist("github.com/acme/*")}}
+		Runner: &runner.Runner{
+			DB:     db,
+			Hub:    runner.NewHub(),
+			Config: runner.Config{Allowlist: runner.ParseAllowlist("github.com/acme/*")},
+		}}
 	if configure != nil {
 		configure(s)
 	}

@@ -134,7 +134,11 @@ func newPullFixture(t *testing.T) *pullFixture {
 		f.locks[l.Dir] = l.ID
 	}
 	s := &web.Server{DB: db, Changes: db.Changes, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Runner: &runner.Runner{DB: db, Hub: runner.NewHub(), Allowlist: runner.ParseAllowlist("*")}}
+		Runner: &runner.Runner{
+			DB:     db,
+			Hub:    runner.NewHub(),
+			Config: runner.Config{Allowlist: runner.ParseAllowlist("*")},
+		}}
 	f.h = s.Handler()
 	return f
 }
