@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"flag"
 	"fmt"
 	"strings"
 
@@ -29,20 +28,7 @@ type authConfig struct {
 	OIDCVCSLoginClaim string
 }
 
-func authFlags(fs *flag.FlagSet, c *authConfig) {
-	fs.StringVar(&c.AdminPassword, "admin-password", "", "password of the local account \"admin\" (role admin), created or updated at start; without it and without a local admin, a one-time password is printed")
-	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "OpenID Connect issuer URL: adds \"Sign in with your identity provider\" (callback PUBLIC_URL/auth/oidc/callback)")
-	fs.StringVar(&c.OIDCClientID, "oidc-client-id", "", "OIDC client id")
-	fs.StringVar(&c.OIDCClientSecret, "oidc-client-secret", "", "OIDC client secret")
-	fs.StringVar(&c.OIDCAdminUsers, "oidc-admin-users", "", "comma-separated emails (verified by the provider) or subjects of OIDC users who are admins")
-	fs.StringVar(&c.OIDCOperatorUsers, "oidc-operator-users", "", "comma-separated emails or subjects of OIDC users who are operators (others are viewers)")
-	fs.StringVar(&c.OIDCVCSLoginClaim, "oidc-vcs-login-claim", "", "ID token claim (a string or a list) whose values are added to the OIDC user's VCS logins at each sign-in, e.g. preferred_username")
-}
-
 func (c *authConfig) validate() error {
-	if c.AdminPassword != "" && (len(c.AdminPassword) < 8 || len(c.AdminPassword) > 72) {
-		return fmt.Errorf("--admin-password must be 8 to 72 bytes long")
-	}
 	if (c.OIDCClientID != "" || c.OIDCClientSecret != "" || c.OIDCAdminUsers != "" || c.OIDCOperatorUsers != "" || c.OIDCVCSLoginClaim != "") && c.OIDCIssuer == "" {
 		return fmt.Errorf("--oidc-* flags need --oidc-issuer")
 	}

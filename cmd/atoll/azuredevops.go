@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -26,21 +25,6 @@ type azureConfig struct {
 	AzureManagedIdentity bool
 	AzureAuthorityURL    string
 	AzureIMDSURL         string
-}
-
-func azureFlags(fs *flag.FlagSet, c *azureConfig) {
-	fs.StringVar(&c.AzureHostname, "azuredevops-hostname", azuredevops.DefaultHostname, "Azure DevOps host: dev.azure.com, or an Azure DevOps Server host with its virtual directory (tfs.example.com/tfs); https unless a scheme is given")
-	fs.StringVar(&c.AzureNotificationURL, "azuredevops-notification-url", "", "Azure DevOps Server only: the public (notification) URL the server writes into service hook payloads, when it differs from --azuredevops-hostname (http://tfs01:8080/tfs); comma-separated for several. Payload URLs on it are read as URLs on --azuredevops-hostname, which is still the only host Atoll calls")
-	fs.StringVar(&c.AzureUser, "azuredevops-user", "", "Azure DevOps account Atoll comments as (its unique name): its threads are the ones closed when earlier plans are hidden")
-	fs.StringVar(&c.AzureToken, "azuredevops-token", "", "Azure DevOps personal access token (Code: read & write, Code status; or use a service principal)")
-	fs.StringVar(&c.AzureWebhookUser, "azuredevops-webhook-user", "", "user name Azure DevOps service hooks send (basic auth)")
-	fs.StringVar(&c.AzureWebhookPassword, "azuredevops-webhook-password", "", "password Azure DevOps service hooks send (basic auth)")
-	fs.StringVar(&c.AzureTenantID, "azuredevops-tenant-id", "", "Microsoft Entra ID tenant of the service principal (with --azuredevops-client-id and --azuredevops-client-secret), or of an AKS workload identity (default AZURE_TENANT_ID)")
-	fs.StringVar(&c.AzureClientID, "azuredevops-client-id", "", "client (application) id of the service principal, or of a user-assigned managed identity")
-	fs.StringVar(&c.AzureClientSecret, "azuredevops-client-secret", "", "client secret of the service principal")
-	fs.BoolVar(&c.AzureManagedIdentity, "azuredevops-managed-identity", false, "authenticate as the Azure managed identity where Atoll runs: AKS workload identity, App Service or Container Apps, else the VM's (IMDS); --azuredevops-client-id picks a user-assigned one")
-	fs.StringVar(&c.AzureAuthorityURL, "azuredevops-authority-url", "", "Microsoft Entra ID authority (default https://login.microsoftonline.com; sovereign clouds differ)")
-	fs.StringVar(&c.AzureIMDSURL, "azuredevops-imds-url", "", "IMDS token endpoint of a VM's managed identity; when set, IMDS is used whatever the environment says (default: Azure's IMDS)")
 }
 
 // configured reports whether any Azure DevOps credential was given.

@@ -2,11 +2,11 @@ package main
 
 import "flag"
 
-// FlagNames lists every flag of `atoll server`, for the docs test.
+// FlagNames lists every flag of `atoll server`, for the docs test: the
+// table's, their aliases and the secrets' -file variants.
 func FlagNames() []string {
 	var c Config
-	fs := flag.NewFlagSet("", flag.ContinueOnError)
-	c.flags(fs)
+	fs := c.flagSet("", c.options(), map[string]*string{})
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 	return names

@@ -17,17 +17,6 @@ import (
 	"github.com/atollhq/atoll/replica"
 )
 
-// haFlags registers the flags of a node that shares a replica with a
-// standby: without --replica-url the server is a single
-// node that replicates nowhere.
-func haFlags(fs *flag.FlagSet, c *Config) {
-	fs.StringVar(&c.ReplicaURL, "replica-url", "", "Litestream replica URL (s3://bucket/path?endpoint=…&region=…, file:///dir); enables the active/standby pair")
-	fs.StringVar(&c.AdvertiseURL, "advertise-url", "", "how the other node reaches this one (default on Fly.io: its private address; else http://HOSTNAME:PORT)")
-	fs.DurationVar(&c.LeaseTTL, "lease-ttl", 15*time.Second, "time to live of the active node's lease, renewed every third of it")
-	fs.StringVar(&c.ReplicaAccessKeyID, "replica-access-key-id", "", "access key id of an s3:// replica (kept apart from AWS_*, which Terraform inherits)")
-	fs.StringVar(&c.ReplicaSecretAccessKey, "replica-secret-access-key", "", "secret access key of an s3:// replica")
-}
-
 func (c *Config) checkHA() error {
 	if c.ReplicaURL == "" {
 		return nil

@@ -19,17 +19,12 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/demo"
-	"github.com/atollhq/atoll/git"
 	"github.com/atollhq/atoll/gitcred"
 	"github.com/atollhq/atoll/inmem"
 	"github.com/atollhq/atoll/node"
-	"github.com/atollhq/atoll/procs"
 	"github.com/atollhq/atoll/runner"
-	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/store"
-	"github.com/atollhq/atoll/terraform"
 	"github.com/atollhq/atoll/vcs"
 	"github.com/atollhq/atoll/vcs/azuredevops"
 	"github.com/atollhq/atoll/vcs/github"
@@ -170,8 +165,7 @@ type Main struct {
 // NewMain returns a Main with default configuration.
 func NewMain() *Main {
 	m := &Main{}
-	fs := flag.NewFlagSet("", flag.ContinueOnError)
-	m.Config.flags(fs) // sets the defaults
+	m.Config.setDefaults()
 	return m
 }
 
@@ -190,10 +184,6 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	if c.Demo && c.PlanApproval == "" {
 		c.PlanApproval = c.demoOptions().PlanApproval()
-	}
-	approvalPolicy, err := runner.ParseApprovalPolicy(c.PlanApproval)
-	if err != nil {
-		return err
 	}
 	if m.Logger == nil {
 		m.Logger = newLogger(c.LogLevel)
@@ -284,57 +274,12 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Credentials, err = m.credentialServer(dataDir); err != nil {
 		return err
 	}
-	// Runner.Start kills what a crashed process left recorded here.
-	procReg := &procs.Registry{Dir: filepath.Join(workDir, "procs")}
-	m.Runner = &runner.Runner{
-		DB:        m.DB,
-		Providers: providers,
-		Workdirs:  &git.Workdirs{Root: workDir, Strategy: c.CheckoutStrategy, Procs: procReg},
-		Terraform: terraform.Runner{Bin: tfBin, Nice: 10, Env: m.terraformEnv(dataDir), Procs: procReg},
-		Procs:     procReg,
-		Parser: command.Parser{ExecutableName: c.ExecutableName, VCSUser: c.GHUser, AllowCommands: c.allowed(), DisableApplyAll: c.DisableApplyAll,
-			BlockedExtraArgs: c.BlockedExtraArgs, VarFileAllowlist: c.VarFileAllowlist},
-		Markdown:      markdown.Renderer{Executable: c.ExecutableName, QuietPolicyChecks: c.QuietPolicyChecks},
-		Hub:           runner.NewHub(),
-		Logger:        m.Logger,
-		Credentials:   m.Credentials,
-		Notifications: c.outbox(),
-		Config: runner.Config{
-			Allowlist: runner.ParseAllowlist(c.RepoAllowlist),
-			PublicURL: publicURL, Node: c.NodeID, Version: Version,
-			Parallelism: c.Parallelism, AllowForkPRs: c.AllowForkPRs, HidePrevPlanComments: c.HidePrevPlanComments || c.Demo, StopTimeout: c.StopTimeout,
-			AllowDraftPRs: c.AllowDraftPRs, PlanApproval: approvalPolicy,
-			DisableAutoplan: c.DisableAutoplan,
-			Automerge:       c.Automerge, AutomergeMethod: c.AutomergeMethod, ParallelPlan: c.ParallelPlan, ParallelApply: c.ParallelApply,
-			FailOnPreWorkflowHookError: c.FailOnPreWorkflowHookError, DiscardApprovalOnPlan: c.DiscardApprovalOnPlan,
-			SilenceForkPRErrors: c.SilenceForkPRErrors, SilenceNoProjects: c.SilenceNoProjects,
-			StatusName: c.VCSStatusName,
-		},
-	}
-	if n := m.Runner.Notifications; n != nil {
-		n.Sender.Fence = fence
-	}
-	if m.Runner.ServerConfig, err = c.serverConfig(); err != nil {
-		return err
-	} else if sc := m.Runner.ServerConfig; sc != nil {
-		for _, w := range sc.Warnings {
-			m.Logger.Warn("server-side repo config", "warning", w)
-		}
-	}
-	m.Runner.ServerConfig = c.withAutodiscoverMode(m.Runner.ServerConfig)
-	c.githubExtrasConfig.configure(m.Runner)
-	c.locksConfig.configure(m.Runner)
-	c.labelsConfig.configure(m.Runner)
-	if err := c.fileListConfig.configure(m.Runner); err != nil {
-		return err
-	}
-	c.hookConfig.configure(m.Runner, m.Logger)
-	if m.Runner.Policies, err = c.policyChecks(m.Runner.ServerConfig); err != nil {
+	if m.Runner, err = m.newRunner(runnerDeps{dataDir: dataDir, workDir: workDir, tfBin: tfBin, publicURL: publicURL,
+		providers: providers, fence: fence}); err != nil {
 		return err
 	}
 	m.Server.Runner = m.Runner
-	m.Runner.Metrics = m.Server.Metrics.Atlantis
-	if err := m.setupTerraform(ctx, dataDir); err != nil {
+	if err := m.checkDefaultTerraform(ctx); err != nil {
 		return err
 	}
 	if c.ReplicaURL != "" {
@@ -392,7 +337,7 @@ func (m *Main) providers() (map[string]vcs.Provider, error) {
 		gh, err := github.New(github.Config{Hostname: c.GHHostname, APIURL: c.GHAPIURL, User: c.GHUser, Token: c.GHToken,
 			WebhookSecret: c.GHWebhookSecret, AppID: c.GHAppID, AppKeyFile: c.GHAppKeyFile, AppKey: c.GHAppKey,
 			Checks: c.GHChecks, AllowMergeableBypassApply: c.GHAllowMergeableBypassApply, StatusName: c.VCSStatusName,
-			IgnoreStatusNames: c.ignoredStatusNames(), Logger: m.Logger})
+			IgnoreStatusNames: splitList(c.IgnoreVCSStatusNames), Logger: m.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("github: %w", err)
 		}

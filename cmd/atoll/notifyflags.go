@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"time"
 
@@ -24,12 +23,6 @@ type notifyConfig struct {
 
 	webhooks []notify.Webhook
 	headers  map[string][]string
-}
-
-func notifyFlags(fs *flag.FlagSet, c *notifyConfig) {
-	fs.StringVar(&c.WebhooksConfig, "webhooks-config", "", "YAML or JSON file whose top-level webhooks list (Atlantis's) says where apply results are sent; other keys are ignored, so an Atlantis --config file works")
-	fs.StringVar(&c.SlackToken, "slack-token", "", "Slack bot token for webhooks of kind slack (secret)")
-	fs.StringVar(&c.WebhookHTTPHeaders, "webhook-http-headers", "", `headers added to webhooks of kind http, as a JSON object of a string or an array of strings, e.g. {"Authorization":"Bearer x"} (secret)`)
 }
 
 // validate reads the webhooks file and the headers.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -17,13 +16,6 @@ type policyConfig struct {
 	EnablePolicyChecks bool
 	ConftestBin        string
 	QuietPolicyChecks  bool
-}
-
-func policyFlags(fs *flag.FlagSet, c *policyConfig) {
-	fs.BoolVar(&c.EnablePolicyChecks, "enable-policy-checks", false,
-		"after each plan, test it with conftest against the policy_sets of the server-side repo config's policies; failed sets block apply until owners approve_policies")
-	fs.StringVar(&c.ConftestBin, "conftest-bin", "conftest", "the conftest binary policy checks run (a path, or a name looked up on PATH)")
-	fs.BoolVar(&c.QuietPolicyChecks, "quiet-policy-checks", false, "leave a project's policy check section out of the plan comment when every set passed")
 }
 
 // policyChecks is the runner's policy checker, or nil when checks are off.

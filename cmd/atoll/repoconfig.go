@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,37 +22,6 @@ type repoConfig struct {
 
 // maxRepoConfigSize bounds the file read; real ones are a few KiB.
 const maxRepoConfigSize = 1 << 20
-
-func repoConfigFlags(fs *flag.FlagSet, c *repoConfig) {
-	// Parsed as they are set, so that a bad file stops the server at start
-	// with its line and key, before anything listens.
-	fs.Func("repo-config", "server-side repo config file (Atlantis's repos.yaml): what each repository's atlantis.yaml may set, and the requirements and workflows it gets", func(path string) error {
-		if c.RepoConfigJSON != "" {
-			return errors.New("--repo-config and --repo-config-json cannot both be given")
-		}
-		data, err := readRepoConfig(path)
-		if err != nil {
-			return err
-		}
-		sc, err := repocfg.ParseServerConfig(path, data)
-		if err != nil {
-			return errors.New(repoConfigMessage(err))
-		}
-		c.RepoConfig, c.ServerConfig = path, sc
-		return nil
-	})
-	fs.Func("repo-config-json", "server-side repo config as JSON, instead of --repo-config", func(js string) error {
-		if c.RepoConfig != "" {
-			return errors.New("--repo-config and --repo-config-json cannot both be given")
-		}
-		sc, err := repocfg.ParseServerConfig("--repo-config-json", []byte(js))
-		if err != nil {
-			return errors.New(repoConfigMessage(err))
-		}
-		c.RepoConfigJSON, c.ServerConfig = js, sc
-		return nil
-	})
-}
 
 // readRepoConfig reads the --repo-config file.
 func readRepoConfig(path string) ([]byte, error) {

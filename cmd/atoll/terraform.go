@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"slices"
 
 	"github.com/atollhq/atoll/tfinstall"
 )
@@ -20,21 +18,6 @@ type terraformConfig struct {
 	TFDownloadURL   string
 	TofuDownloadURL string
 	TFDistribution  string
-}
-
-func terraformFlags(fs *flag.FlagSet, c *terraformConfig) {
-	fs.StringVar(&c.TFBinDir, "tf-bin-dir", "", "directory of the Terraform versions projects ask for with terraform_version, named as Atlantis names them: terraform1.5.7, tofu1.8.0 (default DATA_DIR/bin)")
-	fs.BoolVar(&c.TFDownload, "tf-download", true, "download the Terraform (or OpenTofu) version a project asks for into --tf-bin-dir when it is not there")
-	fs.StringVar(&c.TFDownloadURL, "tf-download-url", tfinstall.DefaultTerraformURL, "release server Terraform is downloaded from, laid out like releases.hashicorp.com (zips are checked against SHA256SUMS; signatures are not checked)")
-	fs.StringVar(&c.TofuDownloadURL, "tofu-download-url", tfinstall.DefaultTofuURL, "release server OpenTofu is downloaded from, laid out like its GitHub releases (v{VERSION}/tofu_{VERSION}_{OS}_{ARCH}.zip)")
-	c.TFDistribution = tfinstall.Terraform
-	fs.Func("tf-distribution", "terraform or opentofu: the distribution of projects without terraform_distribution (default terraform)", func(s string) error {
-		if !slices.Contains([]string{tfinstall.Terraform, tfinstall.OpenTofu}, s) {
-			return fmt.Errorf("%q is not terraform or opentofu", s)
-		}
-		c.TFDistribution = s
-		return nil
-	})
 }
 
 // installer is the runner's directory of Terraform versions.
@@ -55,16 +38,10 @@ func (c *terraformConfig) installer(dataDir string) (*tfinstall.Installer, error
 	return &tfinstall.Installer{Dir: dir, Download: c.TFDownload, TerraformURL: c.TFDownloadURL, TofuURL: c.TofuDownloadURL}, nil
 }
 
-// setupTerraform gives the runner its Terraform versions and, when
-// --default-tf-version is given, makes sure at start that it can be run
-// (downloading it, as Atlantis does).
-func (m *Main) setupTerraform(ctx context.Context, dataDir string) error {
+// checkDefaultTerraform makes sure at start, when --default-tf-version is
+// given, that it can be run (downloading it, as Atlantis does).
+func (m *Main) checkDefaultTerraform(ctx context.Context) error {
 	c := &m.Config
-	in, err := c.installer(dataDir)
-	if err != nil {
-		return err
-	}
-	m.Runner.TFInstall, m.Runner.TFDistribution, m.Runner.DefaultTFVersion = in, c.TFDistribution, c.DefaultTFVersion
 	if c.DefaultTFVersion == "" {
 		return nil
 	}
