@@ -66,7 +66,7 @@ func TestFlagTable(t *testing.T) {
 		if err := o.value.check(); err != nil {
 			t.Errorf("--%s: its default fails its check: %v", o.name, err)
 		}
-		if d := o.value.String(); d != "" && o.name != "repo-config" && o.name != "repo-config-json" {
+		if d := o.value.String(); d != "" {
 			if err := o.value.Set(d); err != nil || o.value.String() != d {
 				t.Errorf("--%s: its default %q reads back as %q (%v)", o.name, d, o.value.String(), err)
 			}
