@@ -46,7 +46,7 @@ var allowedImports = map[string][]string{
 	"vcs/azuredevops":           {"atoll", "vcs"},
 	"vcs/local":                 {"atoll", "git", "store", "vcs"},
 	"templates":                 {"atoll", "ansi", "planview"},
-	"demo":                      {"atoll", "git", "repocfg", "store", "templates"},
+	"demo":                      {"atoll", "git", "repocfg", "store"},
 	"runner": {"atoll", "git", "gitcred", "metrics", "procs", "command", "runner/markdown",
 		"runner/notify", "repocfg", "terraform", "tfinstall", "vcs"},
 	"web": {"atoll", "ansi", "assets", "metrics", "planview", "runner", "command",
