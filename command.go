@@ -47,6 +47,18 @@ type Command struct {
 	ClearPolicyApproval bool   // --clear-policy-approval
 }
 
+// Where a CommandSubmission was asked for.
+const (
+	// ViaDashboard is the pull request page's buttons: on a local
+	// repository, whose conversation is the page's, the command is also
+	// added to it as the user's comment.
+	ViaDashboard = "dashboard"
+	// ViaAPI is the JSON API (Atlantis's /api/plan and /api/apply): the
+	// caller gets the outcome in the answer, and the conversation only
+	// Atoll's replies.
+	ViaAPI = "api"
+)
+
 // CommandSubmission is a structured command asked for on a pull request
 // outside the pull request's conversation: from the dashboard or the API.
 type CommandSubmission struct {
@@ -55,8 +67,9 @@ type CommandSubmission struct {
 	Command Command
 	// User is who asked: the signed-in Atoll user, who the command runs as.
 	User string
-	// Source is where it came from, for the audit log: the client's
-	// address, or SourceAPI.
+	// Via is ViaDashboard or ViaAPI.
+	Via string
+	// Source is the client's address, for the audit log.
 	Source string
 }
 
@@ -89,8 +102,9 @@ type Submitted struct {
 // never after it ran.
 //
 // Error codes:
-//   - EINVALID: the command or event cannot be run as given (the message
-//     says why, in the grammar's usage when it is a command);
+//   - EINVALID: the command cannot be run as given: it is not allowed,
+//     a value breaks the grammar's rules, or its comment does not read
+//     back as the same command (the message is the grammar's reply);
 //   - EFORBIDDEN: the repository is not served (--repo-allowlist);
 //   - EUNAVAILABLE: the database refuses writes (a standby node);
 //   - anything else is internal.
@@ -108,6 +122,10 @@ type CommandService interface {
 	// same rules as any comment (allowed commands, flag values); on a
 	// local repository it is added to the conversation as the user's.
 	Submit(ctx context.Context, s CommandSubmission) (Submitted, error)
+	// Check reports whether Submit would accept cmd (EINVALID if not),
+	// queuing nothing: a caller submitting several commands refuses them
+	// all when one is wrong.
+	Check(cmd Command) error
 	// Comment runs free text as a comment of its user on the pull request
 	// (added to a local repository's conversation first). Text that is
 	// not addressed to Atoll queues nothing and is not an error.

@@ -332,7 +332,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Runner.Policies, err = c.policyChecks(m.Runner.ServerConfig); err != nil {
 		return err
 	}
-	m.Server.Runner = m.Runner
+	// The web server sees the runner only through the root interfaces.
+	m.Server.Commands, m.Server.Unlocks = m.Runner, m.Runner
+	m.Server.Logs, m.Server.Approvals = m.Runner.Hub, m.Runner.PlanApproval
 	m.Runner.Metrics = m.Server.Metrics.Atlantis
 	if err := m.setupTerraform(ctx, dataDir); err != nil {
 		return err
