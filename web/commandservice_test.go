@@ -3,12 +3,16 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/mock"
@@ -195,5 +199,66 @@ func TestUnlockReportedThroughService(t *testing.T) {
 	}
 	if !strings.Contains(rec.Body.String(), "Could not comment on acme/infra#7") {
 		t.Errorf("the answer does not say which pull request was not told: %s", rec.Body)
+	}
+}
+
+// Whether a plan needs an approval is the policy's answer to the plan's
+// repository, project and dir, as the API reports it.
+func TestApprovalRequiredAsksThePolicy(t *testing.T) {
+	f := newApprovalFixture(t)
+	for _, required := range []bool{true, false} {
+		var asked [][3]string
+		f.s.Approvals = &mock.ApprovalPolicy{RequiresFn: func(repo, project, dir string) bool {
+			asked = append(asked, [3]string{repo, project, dir})
+			return required
+		}}
+		rec := f.serve(viewerU, "GET", "/api/v1/plans/"+itoa(f.planID)+"/approvals", "")
+		var got struct {
+			Required bool `json:"required"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.Required != required {
+			t.Fatalf("required = %v (%v), want %v: %s", got.Required, err, required, rec.Body)
+		}
+		if len(asked) == 0 || asked[0] != [3]string{"acme/infra", "production", "production"} {
+			t.Errorf("policy asked %v; want acme/infra, production, production", asked)
+		}
+	}
+	// Without a policy (no --plan-approval), nothing is required.
+	f.s.Approvals = nil
+	rec := f.serve(viewerU, "GET", "/api/v1/plans/"+itoa(f.planID)+"/approvals", "")
+	if !strings.Contains(rec.Body.String(), `"required": false`) {
+		t.Errorf("no policy: %s", rec.Body)
+	}
+}
+
+// The job log websocket subscribes to the job's live lines in the log
+// stream, sends what arrives and closes normally when the stream ends.
+func TestJobWebsocketReadsTheLogStream(t *testing.T) {
+	lines := make(chan atoll.LogLine, 1)
+	subscribed := make(chan int64, 1)
+	s := startLiveServer(t, func(s *web.Server) {
+		s.Logs = &mock.LogStream{SubscribeFn: func(jobID int64) (<-chan atoll.LogLine, func()) {
+			subscribed <- jobID
+			return lines, func() {}
+		}}
+	})
+	job := runningJob(t, s.DB)
+	conn, _, err := websocket.DefaultDialer.Dial(fmt.Sprintf("ws://%s/jobs/%d/ws", s.Addr(), job), liveAuth())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if got := <-subscribed; got != job {
+		t.Fatalf("subscribed to job %d, want %d", got, job)
+	}
+	lines <- atoll.LogLine{JobID: job, Seq: 1, Stream: atoll.StreamStdout, Time: time.Now(), Text: "from the stream"}
+	var l atoll.LogLine
+	if err := conn.ReadJSON(&l); err != nil || l.Seq != 1 || l.Text != "from the stream" {
+		t.Fatalf("read %+v, %v; want the stream's line", l, err)
+	}
+	close(lines)
+	if _, _, err := conn.ReadMessage(); !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+		t.Fatalf("after the stream ended: %v; want a normal closure", err)
 	}
 }
