@@ -159,8 +159,9 @@ type ApprovalPolicy interface {
 // LogStream is the live output of running jobs, line by line as
 // Terraform prints it; stored lines are read from LogService.
 //
-// Error codes: none; a job that never prints (or has ended) gives a
-// channel that is closed at its end, or never receives.
+// Error codes: none. Subscribing to a job that has ended, or does not
+// exist, is no error: its channel just never receives, so a subscriber
+// reads the store after subscribing to catch what came before.
 type LogStream interface {
 	// Subscribe returns the lines of job jobID printed from now on, and
 	// a function that ends the subscription. The channel is closed when

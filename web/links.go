@@ -2,7 +2,8 @@ package web
 
 import "github.com/atollhq/atoll"
 
-// paths are the addresses of the pages, as paths: redirects and links
-// within the server are relative to it. atoll.Links owns them, as it owns
-// the public URLs the runner prints, so that both are the routes below.
+// paths are the addresses of the pages as paths: redirects and links
+// within the server stay relative to it, whatever the public URL. They
+// come from atoll.Links, which also makes the public URLs the runner
+// prints, so that the two cannot disagree (TestRoutesServeEveryLink).
 var paths atoll.Links
