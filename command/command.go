@@ -1,22 +1,23 @@
 package command
 
-import "regexp"
+import "github.com/atollhq/atoll"
 
 // Name is a command name such as "plan". The constants below are untyped so
 // that they compare directly with Command.Name, which is a plain string.
 type Name string
 
-// Command names.
+// Command names (the root package's, for those that build commands
+// without parsing them).
 const (
-	Plan            = "plan"
-	Apply           = "apply"
-	Unlock          = "unlock"
-	Version         = "version"
-	Help            = "help"
-	Cancel          = "cancel"
-	ApprovePolicies = "approve_policies"
-	Import          = "import"
-	State           = "state"
+	Plan            = atoll.CommandPlan
+	Apply           = atoll.CommandApply
+	Unlock          = atoll.CommandUnlock
+	Version         = atoll.CommandVersion
+	Help            = atoll.CommandHelp
+	Cancel          = atoll.CommandCancel
+	ApprovePolicies = atoll.CommandApprovePolicies
+	Import          = atoll.CommandImport
+	State           = atoll.CommandState
 )
 
 // AllCommands lists the commands a comment can run, in the order Atlantis
@@ -35,29 +36,9 @@ func (n Name) Known() bool {
 	return false
 }
 
-// Command is a parsed comment command.
-type Command struct {
-	Name      string   // one of the command names above
-	SubName   string   // "rm" for state; "" otherwise
-	Args      []string // import: ADDRESS ID; state rm: ADDRESS...; nil otherwise
-	Dir       string   // cleaned, relative to repo root, "" when not given; "." means root
-	Workspace string   // "" when not given
-	Project   string   // "" when not given
-	Verbose   bool     // append Atoll's log to the reply
-	ExtraArgs []string // words after "--", for terraform; nil when none
-
-	// ProjectRegexp is Project as a regular expression over project
-	// names, whole names only (--enable-regexp-cmd); nil otherwise.
-	ProjectRegexp *regexp.Regexp
-
-	// apply only.
-	AutoMergeDisabled bool   // --auto-merge-disabled
-	AutoMergeMethod   string // --auto-merge-method: merge, rebase or squash
-
-	// approve_policies only.
-	PolicySet           string // --policy-set
-	ClearPolicyApproval bool   // --clear-policy-approval
-}
+// Command is a parsed comment command: the root package's, which the
+// dashboard and the API build without a comment (see Format).
+type Command = atoll.Command
 
 // Parser recognises comments addressed to Atoll. The zero value answers to
 // "atlantis", "run" and "atoll" and allows every command.

@@ -22,4 +22,7 @@
 //   - Flags are strict: unknown, repeated or valueless flags, stray positional
 //     arguments and arguments to unlock and cancel are errors whose message
 //     is a Markdown reply with the relevant usage.
+//   - The grammar owns both directions: Format writes an atoll.Command as
+//     the comment a user would type, so that commands built by the
+//     dashboard and the API are shown, posted and checked as that text.
 package command

@@ -12,7 +12,6 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/git"
 	"github.com/atollhq/atoll/store"
-	"github.com/atollhq/atoll/templates"
 )
 
 // PlanApproval is --plan-approval in demo mode: production's plans are
@@ -148,7 +147,7 @@ func SeedWith(ctx context.Context, db *store.DB, dataDir, publicURL string, opt 
 		repo.ID = repoID
 		pullID, err := tx.UpsertPull(repoID, atoll.Pull{Number: 1, Title: "Scale staging to three app instances",
 			Author: "alice", HeadSHA: head, HeadRef: "scale-staging", BaseSHA: base, BaseRef: "main", State: atoll.PullOpen,
-			URL: publicURL + templates.PullPath(repo.FullName(), 1)})
+			URL: atoll.Links{Base: publicURL}.Pull(repo.FullName(), 1)})
 		if err != nil {
 			return err
 		}

@@ -106,7 +106,7 @@ func TestAzureDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Stop)
-	s := &web.Server{DB: db, Runner: r, Demo: true, PublicURL: "http://atoll.example", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s := &web.Server{DB: db, Commands: r, Unlocks: r, Logs: r.Hub, Approvals: r.PlanApproval, Demo: true, PublicURL: "http://atoll.example", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	h := s.Handler()
 	serve := func(method, target, contentType, body, user string) *httptest.ResponseRecorder {
 		t.Helper()

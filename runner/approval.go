@@ -11,7 +11,7 @@ import (
 
 // planURL is the plan's page, where it is approved.
 func (r *Runner) planURL(id int64) string {
-	return r.PublicURL + "/plans/" + itoa(id)
+	return r.links().Plan(id)
 }
 
 // approvalRequired reports whether job j's plan must be approved in Atoll

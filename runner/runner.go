@@ -253,5 +253,5 @@ func (r *Runner) jobURL(id int64) string {
 	if r.PublicURL == "" {
 		return ""
 	}
-	return r.PublicURL + "/jobs/" + itoa(id)
+	return r.links().Job(id)
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -203,18 +202,17 @@ func (r *Runner) pullURL(w *work) string {
 	if r.PublicURL == "" {
 		return ""
 	}
-	// The owner is one path segment: an Azure DevOps owner is ORG/PROJECT.
-	return fmt.Sprintf("%s/repos/%s/%s/pulls/%d", r.PublicURL, url.PathEscape(w.repo.Owner), url.PathEscape(w.repo.Name), w.pull.Number)
+	return r.links().Pull(w.repo.FullName(), w.pull.Number)
 }
 
 // lockURL is where a plan's lock can be deleted: the project's row on the
-// pull request page (its id is templates.PullAnchor), which has the
+// pull request page (atoll.Links.Project), which has the
 // Unlock button; "" for other jobs or without a public URL.
 func (r *Runner) lockURL(w *work, j *atoll.Job) string {
 	if j.Kind != atoll.JobPlan || r.PublicURL == "" {
 		return ""
 	}
-	return r.pullURL(w) + "#project-" + itoa(j.ProjectID)
+	return r.links().Project(w.repo.FullName(), w.pull.Number, j.ProjectID)
 }
 
 // reportContext outlives a stop: when running jobs are interrupted, telling

@@ -89,7 +89,7 @@ func approvalID(v ApprovalView) string { return "approval-" + id(v.PlanID) }
 func approvalMsgID(v ApprovalView) string { return approvalID(v) + "-msg" }
 
 func decidePath(v ApprovalView, decision string) string {
-	return PlanPath(v.PlanID) + "/" + decision
+	return paths.PlanDecision(v.PlanID, decision)
 }
 
 func approvalBadgeClass(state string) string {

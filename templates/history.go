@@ -88,7 +88,7 @@ func RunsQuery(f RunsFilter, extra ...string) string {
 
 // JobLinePath is a log line's place on its job's page.
 func JobLinePath(jobID, seq int64) string {
-	return JobPath(jobID) + "#L" + strconv.FormatInt(seq, 10)
+	return paths.JobLine(jobID, seq)
 }
 
 // Piece is part of a search snippet; Match pieces are highlighted.

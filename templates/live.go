@@ -59,7 +59,7 @@ func (d JobPage) LastSeq() int64 {
 }
 
 // JobLogPath is a job's log download.
-func JobLogPath(id int64) string { return "/jobs/" + strconv.FormatInt(id, 10) + "/log.txt" }
+func JobLogPath(id int64) string { return paths.JobLog(id) }
 
 // lineClasses are a log line's CSS classes: its stream and, for a plan's
 // change lines, the kind of change (d-add, d-change, d-destroy...).

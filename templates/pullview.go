@@ -80,7 +80,7 @@ type PlanPage struct {
 }
 
 // PullAnchor is the id of a project's row on the pull request page.
-func PullAnchor(projectID int64) string { return "project-" + strconv.FormatInt(projectID, 10) }
+func PullAnchor(projectID int64) string { return paths.ProjectAnchor(projectID) }
 
 // ProjectsAnchor is the id of the pull request page's projects section.
 const ProjectsAnchor = "projects"
@@ -123,13 +123,13 @@ func NoticeSectionPath(repo string, number int, request, of int64) string {
 }
 
 // CommentPath is where the pull request page's comment box posts.
-func CommentPath(repo string, number int) string { return PullPath(repo, number) + "/comment" }
+func CommentPath(repo string, number int) string { return paths.PullComment(repo, number) }
 
 // CommandsPath is where the page's Plan and Apply buttons post.
-func CommandsPath(repo string, number int) string { return PullPath(repo, number) + "/commands" }
+func CommandsPath(repo string, number int) string { return paths.PullCommands(repo, number) }
 
 // PlanPath is the page of a plan.
-func PlanPath(id int64) string { return "/plans/" + strconv.FormatInt(id, 10) }
+func PlanPath(id int64) string { return paths.Plan(id) }
 
 // NoticePath is the pull request page showing the outcome of request id
 // in the row of project `of` (0: the whole projects section).

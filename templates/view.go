@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/atollhq/atoll"
@@ -60,19 +59,14 @@ type ErrorPage struct {
 	Message string
 }
 
-// PullPath is the page of pull request number of repo (owner/name). The
-// owner is everything before the last slash and is escaped as one segment:
-// an Azure DevOps owner is ORG/PROJECT.
-func PullPath(repo string, number int) string {
-	owner, name := repo, ""
-	if i := strings.LastIndex(repo, "/"); i >= 0 {
-		owner, name = repo[:i], repo[i+1:]
-	}
-	return "/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + "/pulls/" + strconv.Itoa(number)
-}
+// paths are the addresses pages link to, as paths: atoll.Links owns them.
+var paths atoll.Links
+
+// PullPath is the page of pull request number of repo (owner/name).
+func PullPath(repo string, number int) string { return paths.Pull(repo, number) }
 
 // JobPath is the page of a job.
-func JobPath(id int64) string { return "/jobs/" + strconv.FormatInt(id, 10) }
+func JobPath(id int64) string { return paths.Job(id) }
 
 func assetPath(m Meta, name string) string {
 	p := "/assets/" + name

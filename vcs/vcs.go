@@ -10,32 +10,21 @@ import (
 	"github.com/atollhq/atoll"
 )
 
-// Event kinds a webhook can turn into. Anything else is ignored.
+// Event kinds a webhook can turn into (see atoll.VCSEvent). Anything else
+// is ignored.
 const (
-	EventPullOpened      = "pull_opened"
-	EventPullReopened    = "pull_reopened"
-	EventPullSynchronize = "pull_synchronize" // new commits on the head branch
-	EventPullClosed      = "pull_closed"
-	EventPullReady       = "pull_ready_for_review" // a draft was marked ready: autoplan as if opened
-	EventComment         = "comment"
+	EventPullOpened      = atoll.VCSEventPullOpened
+	EventPullReopened    = atoll.VCSEventPullReopened
+	EventPullSynchronize = atoll.VCSEventPullSynchronize
+	EventPullClosed      = atoll.VCSEventPullClosed
+	EventPullReady       = atoll.VCSEventPullReady
+	EventComment         = atoll.VCSEventComment
 )
 
-// Event is a webhook reduced to what Atoll acts on.
-type Event struct {
-	Kind       string
-	DeliveryID string // the host's id for this delivery, when it sends one
-	Repo       atoll.Repo
-	Pull       atoll.Pull // as the payload reports it; comments only carry Number
-	Merged     bool       // for EventPullClosed
-	Draft      bool       // the pull request is a draft (pull events only)
-	User       string     // who acted: PR author/sender or comment author
-	Comment    string     // the comment body for EventComment
-	CommentID  string
-	// Source is where an event that did not come from the host came from
-	// (the client's address, for the dashboard and the API); empty for
-	// webhooks.
-	Source string
-}
+// Event is a webhook reduced to what Atoll acts on. It is the root
+// package's, so that the HTTP layer hands it on through
+// atoll.CommandService without knowing who works on it.
+type Event = atoll.VCSEvent
 
 // PullDetails is a pull request's state fetched from the host when a command
 // needs it fresh (apply requirements, head SHA).

@@ -3,11 +3,9 @@ package web
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/vcs"
 )
 
 // apiCommandRequest is the body of Atlantis's /api/plan and /api/apply.
@@ -64,29 +62,25 @@ func (s *Server) apiCommand(w http.ResponseWriter, r *http.Request, name string)
 		s.error(w, r, err)
 		return
 	}
-	// Each selection is one command; the comment grammar validates it
-	// (paths, workspaces, names) exactly as it would on the pull request.
-	var comments []string
-	for _, p := range in.Projects {
-		comments = append(comments, command(name, "-p", p))
+	if s.Commands == nil {
+		s.error(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "This server runs no commands."))
+		return
 	}
-	for _, p := range in.Paths {
-		c := command(name, "-d", p.Directory)
-		if p.Workspace != "" {
-			c += " -w " + quoteWord(p.Workspace)
-		}
-		comments = append(comments, c)
+	cmds, err := apiCommands(name, in)
+	if err != nil {
+		s.error(w, r, err)
+		return
 	}
-	if len(comments) == 0 {
-		comments = []string{command(name)}
-	}
-	var out apiCommandResponse
-	for _, c := range comments {
-		if _, err := s.Runner.Parser.Parse(c); err != nil {
+	// Each selection is one command; the command service holds it to the
+	// comment grammar's rules (paths, workspaces, names) exactly as on the
+	// pull request. All are checked before any is queued.
+	for _, c := range cmds {
+		if err := s.Commands.Check(c); err != nil {
 			s.error(w, r, err)
 			return
 		}
 	}
+	var out apiCommandResponse
 	if name == "apply" {
 		// The runner refuses too (in a comment); the caller hears it here.
 		if f, err := s.DB.Freeze(ctx); err != nil {
@@ -100,13 +94,14 @@ func (s *Server) apiCommand(w http.ResponseWriter, r *http.Request, name string)
 	// The call waits for Terraform: past the server's read and write
 	// timeouts, which would cancel it.
 	liftDeadlines(w, time.Now().Add(apiWait+time.Minute))
-	for _, c := range comments {
-		id, err := s.Runner.Enqueue(ctx, &vcs.Event{Kind: vcs.EventComment, Repo: *repo, Pull: atoll.Pull{Number: in.PR}, User: actor(r), Comment: c, Source: source(r)})
+	for _, c := range cmds {
+		done, err := s.Commands.Submit(ctx, atoll.CommandSubmission{Repo: *repo, Pull: *pull, Command: c,
+			User: actor(r), Via: atoll.ViaAPI, Source: source(r)})
 		if err != nil {
 			s.error(w, r, err)
 			return
 		}
-		out.Requests = append(out.Requests, &atoll.Request{ID: id})
+		out.Requests = append(out.Requests, &atoll.Request{ID: done.RequestID})
 	}
 	wctx, cancel := context.WithTimeout(ctx, apiWait)
 	defer cancel()
@@ -142,17 +137,29 @@ var nothingRan = map[string]string{
 	"apply": "Nothing to apply: the pull request has no unapplied plans for this selection. Plan first.",
 }
 
-func command(name string, args ...string) string {
-	words := []string{"atoll", name}
-	for _, a := range args {
-		words = append(words, quoteWord(a))
+// apiCommands are the commands the request selects: one per project and
+// per path, or one on every project when it names none. Empty names and
+// directories are refused here, as the comment they used to be written as
+// (-p with an empty value) was: left out, they would select every project.
+func apiCommands(name string, in apiCommandRequest) ([]atoll.Command, error) {
+	var cmds []atoll.Command
+	for _, p := range in.Projects {
+		if p == "" {
+			return nil, atoll.Errorf(atoll.EINVALID, "Projects: a project name must not be empty.")
+		}
+		cmds = append(cmds, atoll.Command{Name: name, Project: p})
 	}
-	return strings.Join(words, " ")
+	for _, p := range in.Paths {
+		if p.Directory == "" {
+			return nil, atoll.Errorf(atoll.EINVALID, "Paths: Directory must not be empty (\".\" is the repository's root).")
+		}
+		cmds = append(cmds, atoll.Command{Name: name, Dir: p.Directory, Workspace: p.Workspace})
+	}
+	if len(cmds) == 0 {
+		cmds = []atoll.Command{{Name: name}}
+	}
+	return cmds, nil
 }
-
-// quoteWord single-quotes a word for the comment grammar's splitter (no
-// shell ever sees it), so that API input cannot add flags.
-func quoteWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func (s *Server) waitRequest(ctx context.Context, id int64) (*atoll.Request, error) {
 	for {

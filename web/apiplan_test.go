@@ -62,24 +62,24 @@ func TestAPIApplyNothingToApplyPastReadTimeout(t *testing.T) {
 		s.ReadTimeout, s.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
 		s.APISecret = "secret"
 		s.Providers[atoll.VCSLocal] = &local.Provider{DB: s.DB.(*store.DB)}
-		s.Runner = &runner.Runner{
+		withRunner(s, &runner.Runner{
 			DB:        s.DB.(*store.DB),
 			Hub:       runner.NewHub(),
 			Providers: map[string]vcs.Provider{atoll.VCSLocal: s.Providers[atoll.VCSLocal]},
 			Parser:    command.Parser{ExecutableName: "atlantis"},
 			Logger:    s.Logger,
 			Config:    runner.Config{Allowlist: runner.ParseAllowlist("local/acme/*"), Parallelism: 1},
-		}
+		})
 	})
 	localPull(t, s.DB)
 	// The workers start only after the read and write timeouts have passed.
 	go func() {
 		time.Sleep(time.Second)
-		if err := s.Runner.Start(context.Background()); err != nil {
+		if err := runnerOf(s.Server).Start(context.Background()); err != nil {
 			t.Error(err)
 		}
 	}()
-	t.Cleanup(s.Runner.Stop)
+	t.Cleanup(runnerOf(s.Server).Stop)
 	req, _ := http.NewRequest("POST", s.URL+"/api/v1/apply", bytes.NewBufferString(`{"Repository":"ACME/Infra","PR":1}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Atlantis-Token", "secret")

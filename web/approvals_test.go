@@ -42,11 +42,8 @@ func newApprovalFixture(t *testing.T) *approvalFixture {
 		t.Fatal(err)
 	}
 	f := &approvalFixture{db: db}
-	f.s = &web.Server{DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Runner: &runner.Runner{
-			DB:     db,
-			Config: runner.Config{PlanApproval: policy},
-		}}
+	f.s = &web.Server{DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	withRunner(f.s, &runner.Runner{DB: db, Config: runner.Config{PlanApproval: policy}})
 	f.planID, f.pullID, f.projID = f.plan(t, 0, 0)
 	return f
 }

@@ -36,12 +36,12 @@ func (s *Server) decideForm(w http.ResponseWriter, r *http.Request, decision str
 		return
 	}
 	if err := readForm(w, r, maxForm); err != nil {
-		s.failed(w, r, templates.PlanPath(id), err)
+		s.failed(w, r, paths.Plan(id), err)
 		return
 	}
 	back := r.PostFormValue("back")
 	if back == "" {
-		back = templates.PlanPath(id)
+		back = paths.Plan(id)
 	}
 	back = safeBack(back)
 	a, err := s.decide(r, id, decision, r.PostFormValue("reason"))
@@ -119,7 +119,7 @@ func (s *Server) approvalView(ctx context.Context, id int64, back string) (templ
 // approvalRequired reports whether --plan-approval requires an approval of
 // the plan.
 func (s *Server) approvalRequired(ref *atoll.PlanRef) bool {
-	return s.Runner != nil && s.Runner.PlanApproval.Requires(ref.Repo, ref.Project, ref.Dir)
+	return s.Approvals != nil && s.Approvals.Requires(ref.Repo, ref.Project, ref.Dir)
 }
 
 func (s *Server) now() time.Time {

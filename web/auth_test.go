@@ -42,12 +42,12 @@ func newAuthFixture(t *testing.T, configure func(*web.Server)) *authFixture {
 	f := &authFixture{pageFixture: newPageFixture(t), logs: &logBuffer{}, tokens: map[atoll.Role]string{}}
 	s := f.pageFixture.s
 	s.Logger = slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s.Runner = &runner.Runner{
+	withRunner(s, &runner.Runner{
 		DB:     f.db,
 		Hub:    runner.NewHub(),
 		Parser: command.Parser{ExecutableName: "atlantis"},
 		Config: runner.Config{Allowlist: runner.ParseAllowlist("local/acme/*")},
-	}
+	})
 	s.Demo = false
 	if configure != nil {
 		configure(s)

@@ -36,7 +36,7 @@ func adoServer(t *testing.T, hostname string, notify ...string) *liveServer {
 			t.Fatal(err)
 		}
 		s.Providers = map[string]vcs.Provider{atoll.VCSAzureDevOps: az}
-		s.Runner.Allowlist = runner.ParseAllowlist("dev.azure.com/ttchong/*,tfs.example.com/tfs/*")
+		runnerOf(s).Allowlist = runner.ParseAllowlist("dev.azure.com/ttchong/*,tfs.example.com/tfs/*")
 	})
 }
 

@@ -74,12 +74,12 @@ func newAzureFixture(t *testing.T) *azureFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &web.Server{DB: db, Changes: db.Changes, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Runner: &runner.Runner{
-			DB:     db,
-			Hub:    runner.NewHub(),
-			Config: runner.Config{Allowlist: runner.ParseAllowlist("*")},
-		}}
+	s := &web.Server{DB: db, Changes: db.Changes, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	withRunner(s, &runner.Runner{
+		DB:     db,
+		Hub:    runner.NewHub(),
+		Config: runner.Config{Allowlist: runner.ParseAllowlist("*")},
+	})
 	f.h = s.Handler()
 	return f
 }

@@ -3,12 +3,10 @@ package web
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/templates"
-	"github.com/atollhq/atoll/vcs"
 )
 
 type commentRequest struct {
@@ -57,7 +55,7 @@ func (s *Server) handleCommentForm(w http.ResponseWriter, r *http.Request) {
 		s.failed(w, r, "/", err)
 		return
 	}
-	back := templates.PullPath(pull.Repo, pull.Number) + "#" + templates.CommentFormAnchor
+	back := paths.Pull(pull.Repo, pull.Number) + "#" + templates.CommentFormAnchor
 	if err := readForm(w, r, 1<<20); err != nil {
 		s.failed(w, r, back, err)
 		return
@@ -82,23 +80,14 @@ func (s *Server) postComment(ctx context.Context, r *http.Request, pull *atoll.P
 	if strings.TrimSpace(body) == "" || len(body) > 65536 {
 		return out, atoll.Errorf(atoll.EINVALID, "Comment body must be 1 to 65536 characters.")
 	}
-	if s.Runner == nil {
+	if s.Commands == nil {
 		return out, atoll.Errorf(atoll.EUNAVAILABLE, "This server runs no commands.")
 	}
-	user := actor(r)
 	repo, err := s.DB.Repo(ctx, pull.RepoID)
 	if err != nil {
 		return out, err
 	}
-	if repo.VCS == atoll.VCSLocal {
-		if out.CommentID, err = s.DB.AddComment(ctx, pull.ID, user, body); err != nil {
-			return out, err
-		}
-	}
-	ev := &vcs.Event{Kind: vcs.EventComment, Repo: *repo, Pull: atoll.Pull{Number: pull.Number}, User: user, Comment: body, Source: source(r)}
-	if out.CommentID != 0 {
-		ev.CommentID = strconv.FormatInt(out.CommentID, 10)
-	}
-	out.Queued, err = s.Runner.HandleEvent(ctx, ev)
+	done, err := s.Commands.Comment(ctx, atoll.CommentSubmission{Repo: *repo, Pull: *pull, User: actor(r), Source: source(r), Body: body})
+	out.Queued, out.CommentID = done.RequestID != 0, done.CommentID
 	return out, err
 }

@@ -32,7 +32,12 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		s.rejectWebhook(w, r, err)
 		return
 	}
-	defer s.Runner.Receiving()()
+	if s.Commands == nil {
+		s.Metrics.Webhook("error")
+		s.error(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "This server runs no commands."))
+		return
+	}
+	defer s.Commands.Receiving()()
 	body, status, err := s.readWebhook(w, r)
 	if err != nil {
 		w.Header().Set("Connection", "close") // rather than read the rest
@@ -50,7 +55,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"queued": false, "message": "Ignored: not an event Atoll acts on."})
 		return
 	}
-	queued, err := s.Runner.HandleEvent(r.Context(), ev)
+	id, err := s.Commands.Receive(r.Context(), ev)
+	queued := id != 0
 	if err != nil {
 		s.Metrics.Webhook("error")
 		s.error(w, r, err)

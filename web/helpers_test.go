@@ -96,12 +96,13 @@ func startLiveServer(t testing.TB, configure func(*web.Server)) *liveServer {
 	}
 	logs := &logBuffer{}
 	s := &web.Server{DB: db, Logger: slog.New(slog.NewJSONHandler(logs, nil)), APISecret: liveSecret,
-		Providers: map[string]vcs.Provider{atoll.VCSGitHub: gh},
-		Runner: &runner.Runner{
-			DB:     db,
-			Hub:    runner.NewHub(),
-			Config: runner.Config{Allowlist: runner.ParseAllowlist("github.com/acme/*")},
-		}}
+		Providers: map[string]vcs.Provider{atoll.VCSGitHub: gh}}
+	withRunner(s, &runner.Runner{
+		DB:        db,
+		Hub:       runner.NewHub(),
+		Providers: s.Providers,
+		Config:    runner.Config{Allowlist: runner.ParseAllowlist("github.com/acme/*")},
+	})
 	if configure != nil {
 		configure(s)
 	}
@@ -151,3 +152,17 @@ func liveGet(client *http.Client, url string) (*http.Response, error) {
 	req.Header = liveAuth()
 	return client.Do(req)
 }
+
+// withRunner has s run commands, stream live logs, ask for approvals and
+// report unlocks through r, as cmd/atoll wires them, for the tests that go
+// end to end through the real runner.
+func withRunner(s *web.Server, r *runner.Runner) *runner.Runner {
+	s.Commands, s.Unlocks, s.Approvals = r, r, r.PlanApproval
+	if r.Hub != nil {
+		s.Logs = r.Hub
+	}
+	return r
+}
+
+// runnerOf is the runner withRunner gave s.
+func runnerOf(s *web.Server) *runner.Runner { return s.Commands.(*runner.Runner) }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/vcs"
 	"github.com/atollhq/atoll/vcs/local"
@@ -93,6 +94,8 @@ func newHistoryFixture(t *testing.T) *historyFixture {
 	clock = now
 	f.srv = &web.Server{DB: db, Now: db.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Providers: map[string]vcs.Provider{atoll.VCSLocal: &local.Provider{DB: db}}}
+	// The runner tells the pull requests of unlocks, through the providers.
+	f.srv.Unlocks = &runner.Runner{DB: db, Providers: f.srv.Providers}
 	f.h = f.srv.Handler()
 	return f
 }

@@ -55,7 +55,7 @@ func (s *Server) handleJobWS(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if s.Runner == nil || s.Runner.Hub == nil {
+	if s.Logs == nil {
 		s.error(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "Live logs are not available on this server."))
 		return
 	}
@@ -65,7 +65,7 @@ func (s *Server) handleJobWS(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	// Subscribe before reading the store, so no line falls between the two.
-	live, cancel := s.Runner.Hub.Subscribe(job.ID)
+	live, cancel := s.Logs.Subscribe(job.ID)
 	defer cancel()
 	// The stream lasts as long as the job, past the server's read and write
 	// timeouts: each write sets its own deadline instead. net/http clears

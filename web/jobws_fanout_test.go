@@ -33,7 +33,7 @@ func writeJobLog(tb testing.TB, s *liveServer, job int64, lines, size, rate int)
 			}
 		}
 		l := atoll.LogLine{JobID: job, Seq: seq, Stream: atoll.StreamStdout, Time: time.Now(), Text: fmt.Sprintf("%08d %s", seq, pad)}
-		s.Runner.Hub.Publish(l)
+		runnerOf(s.Server).Hub.Publish(l)
 		pending = append(pending, l)
 		if len(pending) == 500 || seq == int64(lines) || time.Since(flushed) >= 100*time.Millisecond {
 			if err := s.DB.AppendLogs(ctx, pending); err != nil {
@@ -46,7 +46,7 @@ func writeJobLog(tb testing.TB, s *liveServer, job int64, lines, size, rate int)
 	if err := s.DB.Update(ctx, func(tx *store.Tx) error { return tx.FinishJob(job, atoll.JobSucceeded, "", nil) }); err != nil {
 		tb.Error(err)
 	}
-	s.Runner.Hub.End(job)
+	runnerOf(s.Server).Hub.End(job)
 }
 
 // viewer reads a job's log on conn until the normal closure, as live.js

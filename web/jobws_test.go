@@ -63,7 +63,7 @@ func TestJobWebsocketOutlivesServerTimeouts(t *testing.T) {
 
 	for seq := int64(1); seq <= 2; seq++ {
 		time.Sleep(time.Second) // three times the timeouts
-		s.Runner.Hub.Publish(atoll.LogLine{JobID: job, Seq: seq, Stream: atoll.StreamStdout, Time: time.Now(), Text: fmt.Sprintf("line %d", seq)})
+		runnerOf(s.Server).Hub.Publish(atoll.LogLine{JobID: job, Seq: seq, Stream: atoll.StreamStdout, Time: time.Now(), Text: fmt.Sprintf("line %d", seq)})
 		var l atoll.LogLine
 		if err := conn.ReadJSON(&l); err != nil {
 			t.Fatalf("line %d, %d s after connecting: %v", seq, seq, err)
@@ -72,7 +72,7 @@ func TestJobWebsocketOutlivesServerTimeouts(t *testing.T) {
 			t.Fatalf("got %+v; want line %d", l, seq)
 		}
 	}
-	s.Runner.Hub.End(job)
+	runnerOf(s.Server).Hub.End(job)
 	if _, _, err := conn.ReadMessage(); !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
 		t.Fatalf("after the job ended: %v; want a normal closure", err)
 	}
@@ -105,7 +105,7 @@ func testJobWebsocketResume(t *testing.T, query string) {
 		var pending []atoll.LogLine
 		for seq := int64(1); seq <= total; seq++ {
 			l := atoll.LogLine{JobID: job, Seq: seq, Stream: atoll.StreamStdout, Time: time.Now(), Text: fmt.Sprintf("line %d", seq)}
-			s.Runner.Hub.Publish(l)
+			runnerOf(s.Server).Hub.Publish(l)
 			pending = append(pending, l)
 			if len(pending) == 25 {
 				if err := s.DB.AppendLogs(ctx, pending); err != nil {
@@ -122,7 +122,7 @@ func testJobWebsocketResume(t *testing.T, query string) {
 		if err := s.DB.Update(ctx, func(tx *store.Tx) error { return tx.FinishJob(job, atoll.JobSucceeded, "", nil) }); err != nil {
 			t.Error(err)
 		}
-		s.Runner.Hub.End(job)
+		runnerOf(s.Server).Hub.End(job)
 	}()
 	defer wg.Wait()
 

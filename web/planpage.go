@@ -27,7 +27,7 @@ func (s *Server) handlePlanPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	v, err := s.approvalView(r.Context(), page.Plan.ID, templates.PlanPath(page.Plan.ID))
+	v, err := s.approvalView(r.Context(), page.Plan.ID, paths.Plan(page.Plan.ID))
 	if err != nil {
 		s.pageError(w, r, err)
 		return

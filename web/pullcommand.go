@@ -3,13 +3,10 @@ package web
 import (
 	"mime"
 	"net/http"
-	"regexp"
 	"strconv"
 
 	"github.com/atollhq/atoll"
-	cmdgrammar "github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/templates"
-	"github.com/atollhq/atoll/vcs"
 )
 
 // pullCommandRequest is what the Plan and Apply buttons send, as a form or
@@ -33,10 +30,11 @@ type pullCommandResult struct {
 }
 
 // handlePullCommand runs Plan or Apply from the pull request page: it
-// writes the comment a user would write ("atlantis plan -p NAME", "-d DIR
-// -w WS", or bare "atlantis apply") and queues it exactly as a comment on
-// the pull request, as the signed-in user, so that requirements, locks and
-// replies are the same. On a local repository the comment is also added to
+// submits the command (on the project selected by its stored name, or dir
+// and workspace; or on all) as the signed-in user. The command service
+// writes it as the comment a user would write ("atlantis plan -p NAME")
+// and queues it exactly as that comment, so that requirements, locks and
+// replies are the same; on a local repository the comment is also added to
 // the conversation, by that user.
 func (s *Server) handlePullCommand(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -46,8 +44,8 @@ func (s *Server) handlePullCommand(w http.ResponseWriter, r *http.Request) {
 		s.failed(w, r, "/", err)
 		return
 	}
-	back := templates.PullPath(pull.Repo, pull.Number)
-	if s.Runner == nil {
+	back := paths.Pull(pull.Repo, pull.Number)
+	if s.Commands == nil {
 		s.failed(w, r, back, atoll.Errorf(atoll.EUNAVAILABLE, "This server runs no commands."))
 		return
 	}
@@ -70,34 +68,25 @@ func (s *Server) handlePullCommand(w http.ResponseWriter, r *http.Request) {
 		s.failed(w, r, back, err)
 		return
 	}
-	comment, err := s.commandComment(in.Command, sel)
-	if err != nil {
-		s.failed(w, r, back, err)
-		return
-	}
 	repo, err := s.DB.Repo(ctx, pull.RepoID)
 	if err != nil {
 		s.failed(w, r, back, err)
 		return
 	}
-	var commentID int64
-	if repo.VCS == atoll.VCSLocal {
-		if commentID, err = s.DB.AddComment(ctx, pull.ID, user.Name, comment); err != nil {
-			s.failed(w, r, back, err)
-			return
-		}
+	// Source: the audit log names the client, and the runner then knows a
+	// local comment's id is Atoll's, not one the host could reply to.
+	done, err := s.Commands.Submit(ctx, atoll.CommandSubmission{Repo: *repo, Pull: *pull, Command: projectCommand(in.Command, sel),
+		User: user.Name, Via: atoll.ViaDashboard, Source: source(r)})
+	if atoll.ErrorCode(err) == atoll.EINVALID {
+		// The stored names do not make a comment the grammar reads back
+		// as this project (a name with spaces): typed, it would not either.
+		err = atoll.Errorf(atoll.EINVALID, "The project cannot be named in a comment; use the comment box.")
 	}
-	// Source: the audit log names the client, and the runner then knows the
-	// comment id is Atoll's, not one the host could reply to.
-	ev := &vcs.Event{Kind: vcs.EventComment, Repo: *repo, Pull: atoll.Pull{Number: pull.Number}, User: user.Name, Comment: comment, Source: source(r)}
-	if commentID != 0 {
-		ev.CommentID = strconv.FormatInt(commentID, 10)
-	}
-	reqID, err := s.Runner.Enqueue(ctx, ev)
 	if err != nil {
 		s.failed(w, r, back, err)
 		return
 	}
+	reqID, comment := done.RequestID, done.Comment
 	if reqID == 0 {
 		s.failed(w, r, back, atoll.Errorf(atoll.EINTERNAL, "The command %q was not queued.", comment))
 		return
@@ -130,7 +119,7 @@ func (s *Server) handlePullCommand(w http.ResponseWriter, r *http.Request) {
 
 func requestPhraseOf(cmd string, id int64) string {
 	name := "Plan"
-	if cmd == cmdgrammar.Apply {
+	if cmd == atoll.CommandApply {
 		name = "Apply"
 	}
 	return name + " queued as request #" + strconv.FormatInt(id, 10) + "."
@@ -151,7 +140,7 @@ func readPullCommand(w http.ResponseWriter, r *http.Request) (pullCommandRequest
 		in = pullCommandRequest{Command: r.PostForm.Get("command"), Project: r.PostForm.Get("project"),
 			Dir: r.PostForm.Get("dir"), Workspace: r.PostForm.Get("workspace")}
 	}
-	if in.Command != cmdgrammar.Plan && in.Command != cmdgrammar.Apply {
+	if in.Command != atoll.CommandPlan && in.Command != atoll.CommandApply {
 		return in, atoll.Errorf(atoll.EINVALID, "command must be plan or apply.")
 	}
 	return in, nil
@@ -184,47 +173,19 @@ func selectProject(in pullCommandRequest, projects []atoll.Project) (*atoll.Proj
 	return nil, atoll.Errorf(atoll.EINVALID, "This pull request has no project in dir %q, workspace %q.", truncate(in.Dir, 100), truncate(ws, 100))
 }
 
-// plainWord is a word the comment grammar reads as itself: no quotes,
-// spaces or leading dash. Anything else is quoted.
-var plainWord = regexp.MustCompile(`^[A-Za-z0-9_.][A-Za-z0-9_./@:+=-]*$`)
-
-func word(s string) string {
-	if plainWord.MatchString(s) {
-		return s
+// projectCommand is command name on project p (nil: every project of the
+// pull request), named as it is stored: by name, or by dir and workspace.
+func projectCommand(name string, p *atoll.Project) atoll.Command {
+	cmd := atoll.Command{Name: name}
+	if p == nil {
+		return cmd
 	}
-	return quoteWord(s)
-}
-
-// commandComment writes the comment for cmd on project p (nil: all) from
-// the project's stored names, and checks that the comment grammar reads it
-// back as exactly that command.
-func (s *Server) commandComment(cmd string, p *atoll.Project) (string, error) {
-	parser := s.Runner.Parser
-	exe := parser.ExecutableName
-	if exe == "" {
-		exe = cmdgrammar.DefaultExecutableName
+	if p.Name != "" {
+		cmd.Project = p.Name
+	} else {
+		cmd.Dir, cmd.Workspace = p.Dir, p.Workspace
 	}
-	comment := exe + " " + cmd
-	if p != nil {
-		if p.Name != "" {
-			comment += " -p " + word(p.Name)
-		} else {
-			comment += " -d " + word(p.Dir) + " -w " + word(p.Workspace)
-		}
-	}
-	c, err := parser.Parse(comment)
-	ok := err == nil && c != nil && c.Name == cmd && c.ExtraArgs == nil
-	if ok && p != nil {
-		if p.Name != "" {
-			ok = c.Project == p.Name && c.Dir == "" && c.Workspace == ""
-		} else {
-			ok = c.Project == "" && c.Workspace == p.Workspace
-		}
-	}
-	if !ok {
-		return "", atoll.Errorf(atoll.EINVALID, "The project cannot be named in a comment; use the comment box.")
-	}
-	return comment, nil
+	return cmd
 }
 
 func truncate(s string, n int) string {

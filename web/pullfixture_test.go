@@ -133,12 +133,12 @@ func newPullFixture(t *testing.T) *pullFixture {
 	for _, l := range locks {
 		f.locks[l.Dir] = l.ID
 	}
-	s := &web.Server{DB: db, Changes: db.Changes, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Runner: &runner.Runner{
-			DB:     db,
-			Hub:    runner.NewHub(),
-			Config: runner.Config{Allowlist: runner.ParseAllowlist("*")},
-		}}
+	s := &web.Server{DB: db, Changes: db.Changes, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	withRunner(s, &runner.Runner{
+		DB:     db,
+		Hub:    runner.NewHub(),
+		Config: runner.Config{Allowlist: runner.ParseAllowlist("*")},
+	})
 	f.h = s.Handler()
 	return f
 }

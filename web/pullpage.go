@@ -217,7 +217,7 @@ func (s *Server) addApprovals(ctx context.Context, pull *atoll.Pull, rows []temp
 		if row.Plan == nil {
 			continue
 		}
-		v, err := s.approvalView(ctx, row.Plan.ID, templates.PullPath(pull.Repo, pull.Number)+"#"+templates.PullAnchor(row.Project.ID))
+		v, err := s.approvalView(ctx, row.Plan.ID, paths.Project(pull.Repo, pull.Number, row.Project.ID))
 		if err != nil {
 			return err
 		}

@@ -223,7 +223,7 @@ func TestSecurityDisableCutsJobWebsocket(t *testing.T) {
 			}
 			defer conn.Close()
 			// The stream is live: a line reaches it.
-			s.Runner.Hub.Publish(atoll.LogLine{JobID: job, Seq: seq, Stream: atoll.StreamStdout, Time: time.Now(), Text: "before"})
+			runnerOf(s.Server).Hub.Publish(atoll.LogLine{JobID: job, Seq: seq, Stream: atoll.StreamStdout, Time: time.Now(), Text: "before"})
 			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 			if _, _, err := conn.ReadMessage(); err != nil {
 				t.Fatalf("before the access ended: %v", err)

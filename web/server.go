@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -24,8 +23,19 @@ type Server struct {
 	// DB is the database's services, all in one value (store.DB is one):
 	// one field rather than one per service, since every handler reaches
 	// the same store. Web never imports the store package.
-	DB        atoll.Store
-	Runner    *runner.Runner
+	DB atoll.Store
+	// Commands queues what webhooks, the dashboard and the API ask for
+	// (nil: this server runs no commands). Web writes no command comment
+	// itself: it hands structured commands over.
+	Commands atoll.CommandService
+	// Unlocks tells pull requests of the locks released from the
+	// dashboard or the API (nil: they are not told).
+	Unlocks atoll.UnlockReporter
+	// Logs is the live output of running jobs (nil: no live logs; the
+	// stored lines are still shown).
+	Logs atoll.LogStream
+	// Approvals is --plan-approval (nil: no plan needs an approval).
+	Approvals atoll.ApprovalPolicy
 	Providers map[string]vcs.Provider
 	// Hosts are the VCS hosts whose webhooks are told apart, configured or
 	// not, in the order they are asked (the first that recognises a

@@ -2,17 +2,13 @@ package web
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"mime"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/templates"
-	"github.com/atollhq/atoll/vcs"
 )
 
 // maxUnlock bounds the locks one request releases.
@@ -176,54 +172,13 @@ func lockIDs(ids []int64) string {
 	return "locks " + strings.Join(s, ", ") + " are"
 }
 
-// tellUnlocked comments on each pull request whose locks were released,
-// saying who did it, from where (via: "the dashboard", "the API"), and which
-// projects. It returns the pull requests it could not tell (repo#number);
-// the unlock stands anyway.
+// tellUnlocked has each pull request whose locks were released told who
+// did it, from where (via: "the dashboard", "the API"), and which
+// projects. It returns the pull requests that could not be told
+// (repo#number); the unlock stands anyway.
 func (s *Server) tellUnlocked(ctx context.Context, locks []*atoll.Lock, user, via string) (failed []string) {
-	// The comment is part of the answer, not of the request: a browser that
-	// goes away must not cancel it.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	var order []int64
-	byPull := map[int64][]*atoll.Lock{}
-	for _, l := range locks {
-		if byPull[l.PullID] == nil {
-			order = append(order, l.PullID)
-		}
-		byPull[l.PullID] = append(byPull[l.PullID], l)
+	if s.Unlocks == nil {
+		return nil
 	}
-	md := markdown.Renderer{}
-	if s.Runner != nil {
-		md = s.Runner.Markdown
-	}
-	for _, pullID := range order {
-		ls := byPull[pullID]
-		labels := make([]string, len(ls))
-		for i, l := range ls {
-			labels[i] = atoll.Project{Name: l.Project, Dir: l.Dir, Workspace: l.Workspace}.Label()
-		}
-		if err := s.commentOnPull(ctx, pullID, md.UnlockedBy(user, via, labels, "")+"\n"+vcs.Marker("unlock")); err != nil {
-			s.Logger.Error("tell pull request of unlock", "repo", ls[0].Repo, "pull", ls[0].Pull, "err", err)
-			failed = append(failed, fmt.Sprintf("%s#%d", ls[0].Repo, ls[0].Pull))
-		}
-	}
-	return failed
-}
-
-func (s *Server) commentOnPull(ctx context.Context, pullID int64, body string) error {
-	pull, err := s.DB.Pull(ctx, pullID)
-	if err != nil {
-		return err
-	}
-	repo, err := s.DB.Repo(ctx, pull.RepoID)
-	if err != nil {
-		return err
-	}
-	p, ok := s.Providers[repo.VCS]
-	if !ok {
-		return errors.New("no VCS provider for " + repo.VCS)
-	}
-	_, err = p.CreateComment(ctx, *repo, pull.Number, body)
-	return err
+	return s.Unlocks.ReportUnlocked(ctx, locks, user, via)
 }

@@ -278,7 +278,9 @@ func (m *Main) Run(ctx context.Context) error {
 		providers: providers, fence: fence}); err != nil {
 		return err
 	}
-	m.Server.Runner = m.Runner
+	// The web server sees the runner only through the root interfaces.
+	m.Server.Commands, m.Server.Unlocks = m.Runner, m.Runner
+	m.Server.Logs, m.Server.Approvals = m.Runner.Hub, m.Runner.PlanApproval
 	if err := m.checkDefaultTerraform(ctx); err != nil {
 		return err
 	}
