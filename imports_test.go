@@ -40,7 +40,7 @@ var allowedImports = map[string][]string{
 	"git":                       {"procs"},
 	"gitcred":                   {"vcs"},
 	"node":                      {"atoll", "replica", "store"},
-	"terraform":                 {"atoll", "procs"},
+	"terraform":                 {"atoll", "ansi", "procs"},
 	"runner/markdown":           {"atoll", "terraform"},
 	"vcs/github":                {"atoll", "vcs"},
 	"vcs/azuredevops":           {"atoll", "vcs"},
