@@ -30,6 +30,7 @@ var allowedImports = map[string][]string{
 	"replica/s3test":            nil,
 	"tfinstall":                 nil,
 	"vcs/azuredevops/azuretest": nil,
+	"vcs/github/githubtest":     nil,
 	"store/storetest":           {"atoll", "store"}, // a test helper, like those above
 	"inmem":                     {"atoll"},
 	"replica":                   {"atoll"},
