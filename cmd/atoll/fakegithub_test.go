@@ -50,6 +50,7 @@ func newFakeGitHub(t testing.TB) *fakeGitHub {
 	s.AcceptToken("gh-test-token")
 	s.SetApp(99, "atoll-bot", 42)
 	s.SetInstallationToken("gh-test-token")
+	s.AnyIssue(true) // comment webhooks name pull requests never set up
 	return &fakeGitHub{Server: s, t: t}
 }
 

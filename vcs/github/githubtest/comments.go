@@ -113,6 +113,32 @@ func (s *Server) RefuseReactions(refuse bool) {
 	s.refuseReactions = refuse
 }
 
+// AnyIssue makes the issue comment endpoints take any issue number of any
+// repository as if it existed, instead of answering 404 for one that is no
+// pull request the server knows: for tests whose webhooks name pull
+// requests the server was never told about.
+func (s *Server) AnyIssue(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.anyIssue = on
+}
+
+// issueLocked is the repository and number of the issue of r's path; ok
+// is false after a 404.
+func (s *Server) issueLocked(w http.ResponseWriter, r *http.Request) (repo string, n int, ok bool) {
+	if s.anyIssue {
+		n, _ = strconv.Atoi(r.PathValue("n"))
+		if p, found := s.pulls[pullKey(repoOf(r), n)]; found {
+			return p.Repo, n, true
+		}
+		return repoOf(r), n, true
+	}
+	if p := s.pullLocked(w, r); p != nil {
+		return p.Repo, p.Number, true
+	}
+	return "", 0, false
+}
+
 // SetBranch makes a branch of a repository exist or not.
 func (s *Server) SetBranch(repo, branch string, exists bool) {
 	s.mu.Lock()
@@ -180,17 +206,17 @@ func (s *Server) commentLocked(w http.ResponseWriter, r *http.Request) *Comment 
 func (s *Server) commentRoutes() {
 	s.mux.HandleFunc("GET /repos/{owner}/{repo}/issues/{n}/comments", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
-		p := s.pullLocked(w, r)
+		repo, n, ok := s.issueLocked(w, r)
 		var out []map[string]any
-		if p != nil {
+		if ok {
 			for _, c := range s.comments {
-				if c.Pull == p.Number && strings.EqualFold(c.Repo, p.Repo) {
+				if c.Pull == n && strings.EqualFold(c.Repo, repo) {
 					out = append(out, s.commentJSON(c))
 				}
 			}
 		}
 		s.mu.Unlock()
-		if p != nil {
+		if ok {
 			s.paginate(w, r, out)
 		}
 	})
@@ -207,11 +233,11 @@ func (s *Server) commentRoutes() {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		p := s.pullLocked(w, r)
-		if p == nil {
+		repo, n, ok := s.issueLocked(w, r)
+		if !ok {
 			return
 		}
-		c := s.addCommentLocked(Comment{Repo: p.Repo, Pull: p.Number, Author: s.bot, Body: in.Body})
+		c := s.addCommentLocked(Comment{Repo: repo, Pull: n, Author: s.bot, Body: in.Body})
 		writeJSON(w, http.StatusCreated, s.commentJSON(c))
 	})
 	s.mux.HandleFunc("PATCH /repos/{owner}/{repo}/issues/comments/{id}", func(w http.ResponseWriter, r *http.Request) {

@@ -66,6 +66,7 @@ type Server struct {
 	nextID          int64
 	intercept       func(w http.ResponseWriter, r *http.Request) bool
 	refuseReactions bool
+	anyIssue        bool
 	hold            *hold
 }
 

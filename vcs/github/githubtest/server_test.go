@@ -182,3 +182,19 @@ func TestViaNodeAndHeldWrite(t *testing.T) {
 		t.Errorf("writes of b = %+v (a GET is no write)", w)
 	}
 }
+
+// Comments on an issue the server does not know are 404, unless AnyIssue.
+func TestAnyIssue(t *testing.T) {
+	s := githubtest.NewServer(t)
+	s.AcceptToken("tok")
+	if code, _ := do(t, s, "POST", "/repos/acme/infra/issues/5/comments", "token tok", `{"body":"hi"}`); code != 404 {
+		t.Errorf("comment on an unknown issue: %d", code)
+	}
+	s.AnyIssue(true)
+	if code, _ := do(t, s, "POST", "/repos/acme/infra/issues/5/comments", "token tok", `{"body":"hi"}`); code != 201 {
+		t.Errorf("comment on any issue: %d", code)
+	}
+	if code, out := do(t, s, "GET", "/repos/acme/infra/issues/5/comments", "token tok", ""); code != 200 || len(out.([]any)) != 1 {
+		t.Errorf("comments of any issue: %d %v", code, out)
+	}
+}
