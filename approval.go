@@ -62,6 +62,16 @@ func (f Freeze) Message() string {
 	return msg + ". Plans still run; an admin can lift the freeze in Atoll."
 }
 
+// Refusal is the one refusal of anything that changes the state (an
+// apply, an import, a state rm) while the freeze is on: a conflict whose
+// message is Message. It is nil while the freeze is off.
+func (f Freeze) Refusal() error {
+	if !f.On {
+		return nil
+	}
+	return Errorf(ECONFLICT, "%s", f.Message())
+}
+
 // PlanRef is what deciding on a plan, or applying it, needs to know about
 // the plan: whose it is and whether it can still be applied.
 type PlanRef struct {

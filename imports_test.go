@@ -30,6 +30,8 @@ var allowedImports = map[string][]string{
 	"replica/s3test":            nil,
 	"tfinstall":                 nil,
 	"vcs/azuredevops/azuretest": nil,
+	"vcs/github/githubtest":     nil,
+	"store/storetest":           {"atoll", "store"}, // a test helper, like those above
 	"inmem":                     {"atoll"},
 	"mock":                      {"atoll"},
 	"replica":                   {"atoll"},
@@ -41,7 +43,7 @@ var allowedImports = map[string][]string{
 	"git":                       {"procs"},
 	"gitcred":                   {"vcs"},
 	"node":                      {"atoll", "replica", "store"},
-	"terraform":                 {"atoll", "procs"},
+	"terraform":                 {"atoll", "ansi", "procs"},
 	"runner/markdown":           {"atoll", "terraform"},
 	"vcs/github":                {"atoll", "vcs"},
 	"vcs/azuredevops":           {"atoll", "vcs"},

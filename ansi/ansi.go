@@ -178,35 +178,77 @@ func needsWork(s string) bool {
 	return false
 }
 
+// StripEscapes returns s without its escape sequences. Unlike Strip it
+// keeps every other control character: Terraform's output is stored so.
+func StripEscapes(s string) string {
+	if !strings.Contains(s, "\x1b") {
+		return s
+	}
+	return string(AppendEscapesStripped(make([]byte, 0, len(s)), s))
+}
+
+// AppendEscapesStripped appends b without its escape sequences (but with
+// its other control characters) to dst. An unterminated sequence drops
+// the rest of b.
+func AppendEscapesStripped[T string | []byte](dst []byte, b T) []byte {
+	for i := 0; i < len(b); {
+		if b[i] != 0x1b {
+			dst = append(dst, b[i])
+			i++
+			continue
+		}
+		n := EscapeLen(b[i:])
+		if n < 0 {
+			break
+		}
+		i += n
+	}
+	return dst
+}
+
+// EscapeLen returns the length of the escape sequence at the start of b
+// (which begins with ESC), or -1 if b ends before the sequence does: a CSI
+// sequence ends with its final byte, an OSC one with BEL or ESC \, any
+// other is two bytes.
+func EscapeLen[T string | []byte](b T) int {
+	if len(b) < 2 {
+		return -1
+	}
+	switch b[1] {
+	case '[': // CSI: parameters and intermediates, then a final byte @..~
+		for i := 2; i < len(b); i++ {
+			if b[i] >= 0x40 && b[i] <= 0x7e {
+				return i + 1
+			}
+		}
+		return -1
+	case ']': // OSC: up to BEL or ESC \
+		for i := 2; i < len(b); i++ {
+			if b[i] == 0x07 {
+				return i + 1
+			}
+			if b[i] == 0x1b && i+1 < len(b) && b[i+1] == '\\' {
+				return i + 2
+			}
+		}
+		return -1
+	default: // a two-byte sequence (ESC =, ESC 7, ...)
+		return 2
+	}
+}
+
 // escape reads the escape sequence at line[i] (ESC): its final byte for a
 // CSI sequence ('m' for SGR, 0 otherwise), its parameters, and where the
-// text after it starts.
+// text after it starts (the end of line for an unterminated sequence).
 func escape(line string, i int) (final byte, params string, next int) {
-	if i+1 >= len(line) {
+	n := EscapeLen(line[i:])
+	switch {
+	case n < 0:
 		return 0, "", len(line)
-	}
-	switch line[i+1] {
-	case '[': // CSI: parameters and intermediates, then a final byte @..~
-		j := i + 2
-		for j < len(line) && (line[j] < 0x40 || line[j] > 0x7e) {
-			j++
-		}
-		if j == len(line) {
-			return 0, "", j
-		}
-		return line[j], line[i+2 : j], j + 1
-	case ']': // OSC: up to BEL or ESC \
-		for j := i + 2; j < len(line); j++ {
-			if line[j] == 0x07 {
-				return 0, "", j + 1
-			}
-			if line[j] == 0x1b && j+1 < len(line) && line[j+1] == '\\' {
-				return 0, "", j + 2
-			}
-		}
-		return 0, "", len(line)
-	default: // a two-byte sequence (ESC =, ESC 7, ...)
-		return 0, "", i + 2
+	case line[i+1] == '[':
+		return line[i+n-1], line[i+2 : i+n-1], i + n
+	default:
+		return 0, "", i + n
 	}
 }
 

@@ -78,3 +78,29 @@ func TestDiff(t *testing.T) {
 		}
 	}
 }
+
+// StripEscapes drops what Strip drops of escape sequences, and keeps the
+// other control characters; EscapeLen says when a sequence is cut short.
+func TestStripEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                         "plain",
+		"\x1b[1m\x1b[32m+\x1b[0m add\r": "+ add\r",
+		"\x1b[2Kdone\x1b]0;title\x07!\x1b=\tx\x00": "done!\tx\x00",
+		"\x1b]8;;http://x\x1b\\link":               "link",
+		"x\x1b[31":                                 "x",
+		"x\x1b]0;never ends":                       "x",
+		"x\x1b":                                    "x",
+	} {
+		if got := ansi.StripEscapes(in); got != want {
+			t.Errorf("StripEscapes(%q) = %q, want %q", in, got, want)
+		}
+		if got := string(ansi.AppendEscapesStripped([]byte(">"), []byte(in))); got != ">"+want {
+			t.Errorf("AppendEscapesStripped(%q) = %q, want %q", in, got, ">"+want)
+		}
+	}
+	for in, want := range map[string]int{"\x1b": -1, "\x1b[": -1, "\x1b[1;3": -1, "\x1b[1mx": 4, "\x1b]0;t\x07x": 6, "\x1b]0;t\x1b\\": 7, "\x1b]0;t": -1, "\x1b7x": 2} {
+		if got := ansi.EscapeLen(in); got != want {
+			t.Errorf("EscapeLen(%q) = %d, want %d", in, got, want)
+		}
+	}
+}

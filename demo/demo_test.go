@@ -22,6 +22,7 @@ import (
 	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/terraform"
 	"github.com/atollhq/atoll/vcs"
 	"github.com/atollhq/atoll/vcs/local"
@@ -66,11 +67,7 @@ func TestAzureDemo(t *testing.T) {
 	t.Setenv("CHECKPOINT_DISABLE", "1")
 	ctx := context.Background()
 	dir := t.TempDir()
-	db := store.NewDB(filepath.Join(dir, "atoll.db"))
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, storetest.Path(filepath.Join(dir, "atoll.db")))
 	opt := demo.Options{VCS: atoll.VCSAzureDevOps}
 	repo, err := demo.SeedWith(ctx, db, dir, "http://atoll.example", opt)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,7 +15,7 @@ import (
 	"github.com/atollhq/atoll/inmem"
 	"github.com/atollhq/atoll/node"
 	"github.com/atollhq/atoll/replica"
-	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // roleRecorder is a ChangeService that also records, for each node change,
@@ -57,8 +56,7 @@ func TestStandbyPublishesChanges(t *testing.T) {
 	waitFor(t, "a active", a.active)
 
 	changes := &roleRecorder{Changes: inmem.NewChanges()}
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-	db.Changes = changes
+	db := storetest.New(t, storetest.Changes(changes))
 	b := node.New(node.Config{
 		ID: "b", AdvertiseURL: "http://b", Version: "test", ReplicaURL: "file://" + dir,
 		Client: file.NewReplicaClient(dir), Leaser: replica.NewFileLeaser(dir), TTL: testTTL,

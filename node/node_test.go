@@ -16,6 +16,7 @@ import (
 	"github.com/atollhq/atoll/node"
 	"github.com/atollhq/atoll/replica"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // testNode is one node of a pair sharing a file:// replica, with its work
@@ -45,7 +46,7 @@ func newTestNode(t *testing.T, id, replicaDir string) *testNode {
 // activateTime, as starting the work on a loaded machine may.
 func newSlowTestNode(t *testing.T, id, replicaDir string, ttl, activateTime time.Duration) *testNode {
 	t.Helper()
-	tn := &testNode{db: store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))}
+	tn := &testNode{db: storetest.New(t)}
 	tn.Node = node.New(node.Config{
 		ID: id, AdvertiseURL: "http://" + id, Version: "test", ReplicaURL: "file://" + replicaDir,
 		Client: file.NewReplicaClient(replicaDir), Leaser: replica.NewFileLeaser(replicaDir), TTL: ttl,
@@ -196,11 +197,7 @@ func TestLostLeaseFences(t *testing.T) {
 	if err := replica.Restore(context.Background(), file.NewReplicaClient(dir), restored, false); err != nil {
 		t.Fatal(err)
 	}
-	db := store.NewDB(restored)
-	if err := db.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, storetest.Path(restored))
 	if hasEvent(t, db, "after-fence") {
 		t.Fatal("a write made after fencing reached the replica")
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // BenchmarkReplicatedCommit measures store.DB.Update with AfterCommit =
@@ -72,11 +73,7 @@ func benchDB(b *testing.B, mode string) (*store.DB, *atomic.Int64) {
 	path := filepath.Join(b.TempDir(), "atoll.db")
 	syncs := new(atomic.Int64)
 	if mode == "none" {
-		db := store.NewDB(path)
-		if err := db.Open(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { db.Close() })
+		db := storetest.Open(b, storetest.Path(path))
 		return db, syncs
 	}
 	var tg target
@@ -89,16 +86,10 @@ func benchDB(b *testing.B, mode string) (*store.DB, *atomic.Int64) {
 	// Count the hook's calls: the writer reads AfterCommit at each commit,
 	// so it cannot be swapped after Open; wrap the replicator instead.
 	a.db.Close()
-	db := store.NewDB(path)
-	db.NoAutoCheckpoint = true
-	db.AfterCommit = func(ctx context.Context) error {
+	db := storetest.Open(b, storetest.Path(path), storetest.Replicated(func(ctx context.Context) error {
 		syncs.Add(1)
 		return a.rep.Sync(ctx)
-	}
-	if err := db.Open(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
+	}))
 	return db, syncs
 }
 

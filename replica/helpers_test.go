@@ -22,6 +22,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/replica"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // target is a replica location; each call of client returns a new client of
@@ -95,12 +96,7 @@ func openActive(t testing.TB, path string, client litestream.ReplicaClient) *act
 	ctx := context.Background()
 	rep := replica.NewReplicator(path, client, quiet())
 	rep.SyncTimeout = 2 * time.Second
-	db := store.NewDB(path)
-	db.AfterCommit = rep.Sync
-	db.NoAutoCheckpoint = true
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t, storetest.Path(path), storetest.Replicated(rep.Sync))
 	if err := rep.Open(ctx); err != nil {
 		db.Close()
 		t.Fatal(err)

@@ -29,8 +29,8 @@ func (r *Runner) apply(ctx context.Context, w *work, cmd *command.Command) error
 		// jobs of a resumed request meet it in runApply.
 		if f, err := r.DB.Freeze(ctx); err != nil {
 			return err
-		} else if f.On {
-			return r.reply(ctx, w, "apply", "**Apply refused**: "+f.Message())
+		} else if refused := f.Refusal(); refused != nil {
+			return r.reply(ctx, w, "apply", "**Apply refused**: "+atoll.ErrorMessage(refused))
 		}
 		if jobs, err = r.resolveApply(ctx, w, cmd); err != nil {
 			return r.fail(ctx, w, "apply", err)

@@ -35,8 +35,8 @@ func (r *Runner) importRm(ctx context.Context, w *work, cmd *command.Command) er
 		// They change the state as an apply does: a freeze stops them.
 		if f, err := r.DB.Freeze(ctx); err != nil {
 			return err
-		} else if f.On {
-			return r.reply(ctx, w, kind, fmt.Sprintf("**%s refused**: %s changes the state, as an apply does. %s", title(kind), commandText(kind), f.Message()))
+		} else if refused := f.Refusal(); refused != nil {
+			return r.reply(ctx, w, kind, fmt.Sprintf("**%s refused**: %s changes the state, as an apply does. %s", title(kind), commandText(kind), atoll.ErrorMessage(refused)))
 		}
 		if jobs, err = r.resolvePlan(ctx, w, cmd, false); err != nil {
 			return r.fail(ctx, w, kind, err)

@@ -3,22 +3,17 @@ package runner_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner"
-	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/vcs"
 )
 
 func newRunner(t testing.TB) *runner.Runner {
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-	if err := db.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	// Not started: intake must work without workers and queue durably.
 	return &runner.Runner{
 		DB:     db,

@@ -16,6 +16,7 @@ import (
 	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/terraform"
 	"github.com/atollhq/atoll/vcs"
 	"github.com/atollhq/atoll/vcs/local"
@@ -83,11 +84,7 @@ func newOrderEnv(t *testing.T, yaml string, dirs, broken []string, pulls int) *o
 	run("add", "-A")
 	run("commit", "--quiet", "-m", "base")
 	base := run("rev-parse", "HEAD")
-	db := store.NewDB(filepath.Join(dir, "atoll.db"))
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, storetest.Path(filepath.Join(dir, "atoll.db")))
 	repo := atoll.Repo{VCS: atoll.VCSLocal, Host: "local", Owner: "acme", Name: "infra", CloneURL: "file://" + src}
 	for n := 1; n <= pulls; n++ {
 		branch := fmt.Sprintf("pr%d", n)

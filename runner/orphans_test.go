@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -62,11 +62,7 @@ func (c *comments) posted() []string {
 // for ever (until the next start of a node).
 func TestClaimNotReplicatedIsStillWorkedOn(t *testing.T) {
 	ctx := context.Background()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	host := &comments{}
 	r := &runner.Runner{
 		DB:        &claimNotReplicated{RunnerStore: db},
@@ -116,11 +112,7 @@ func (s *everyThird) ClaimRequest(ctx context.Context, node string) (*atoll.Requ
 // request a worker holds (which would answer twice).
 func TestSweepNeverRequeuesAHeldRequest(t *testing.T) {
 	ctx := context.Background()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	host := &comments{}
 	r := &runner.Runner{
 		DB:        &everyThird{RunnerStore: db},

@@ -13,7 +13,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/procs"
-	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/terraform"
 )
 
@@ -47,11 +47,7 @@ func newStepsFixture(t *testing.T, extraArgs ...string) *stepsFixture {
 	t.Helper()
 	t.Setenv("CHECKPOINT_DISABLE", "1")
 	tmp := t.TempDir()
-	db := store.NewDB(filepath.Join(tmp, "atoll.db"))
-	if err := db.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, storetest.Path(filepath.Join(tmp, "atoll.db")))
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	r := &Runner{DB: db, Hub: NewHub(), Logger: logger,
 		Terraform: terraform.Runner{Bin: stepsTerraform(t), Procs: &procs.Registry{Dir: filepath.Join(tmp, "procs")}}}

@@ -2,18 +2,18 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // The admin changes keep an enabled admin, and each is one transaction
 // with its audit event: a refused change writes neither.
 func TestAdminChangesKeepAnAdmin(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	root := createUser(t, db, "root", atoll.RoleAdmin)
 	refused := []struct {
 		name   string
@@ -69,7 +69,7 @@ func TestAdminChangesKeepAnAdmin(t *testing.T) {
 // A token's creation and revocation are audited with it.
 func TestTokenChangesAudited(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	alice := createUser(t, db, "alice", atoll.RoleOperator)
 	secret, hash := atoll.NewSecret()
 	if err := db.CreateToken(ctx, alice.ID, "ci", hash, "root", "10.0.0.1"); err != nil {

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,17 +10,13 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // openHooked opens a database whose AfterCommit hook is hook.
 func openHooked(t *testing.T, hook func(context.Context) error) *store.DB {
 	t.Helper()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-	db.AfterCommit = hook
-	if err := db.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, storetest.AfterCommit(hook))
 	return db
 }
 
@@ -150,7 +145,7 @@ func TestAfterCommitRunsBeforeCallersAreAnswered(t *testing.T) {
 func TestAfterCommitOncePerBatch(t *testing.T) {
 	ctx := context.Background()
 	var calls atomic.Int32
-	db := openHooked(t, func(context.Context) error { calls.Add(1); return nil })
+	db := storetest.Open(t, storetest.AfterCommit(func(context.Context) error { calls.Add(1); return nil }))
 	var batch []store.Call
 	for _, name := range []string{"A", "B", "C", "D", "E"} {
 		batch = append(batch, store.Call{Ctx: ctx, Fn: markFn(name)})
@@ -167,11 +162,7 @@ func TestAfterCommitOncePerBatch(t *testing.T) {
 
 func TestNoAutoCheckpoint(t *testing.T) {
 	for _, off := range []bool{false, true} {
-		db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-		db.NoAutoCheckpoint = off
-		if err := db.Open(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		db := storetest.Open(t, func(db *store.DB) { db.NoAutoCheckpoint = off })
 		got, err := db.WriteAutoCheckpoint()
 		db.Close()
 		if err != nil {

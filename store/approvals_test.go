@@ -2,13 +2,13 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // decide records a decision on a plan as user and returns it.
@@ -37,7 +37,7 @@ func counts(t *testing.T, db *store.DB, planID int64) (decisions, events int) {
 
 func TestDecidePlanApprovalLifecycle(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	db.Now = func() time.Time { return now }
 	f := seed(t, db, 1)
@@ -158,7 +158,7 @@ func TestDecidePlanApprovalLifecycle(t *testing.T) {
 }
 
 func TestDecidePlanDiscarded(t *testing.T) {
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	f := seed(t, db, 1)
 	takeLock(t, db, f.projectID, f.pullID)
 	plan, err := planFor(t, db, f.pullID, f.projectID)
@@ -180,7 +180,7 @@ func TestDecidePlanDiscarded(t *testing.T) {
 
 func TestFreezeToggle(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	if f, err := db.Freeze(ctx); err != nil || f.On {
 		t.Fatalf("initial freeze = %+v, %v", f, err)
 	}
@@ -203,9 +203,6 @@ func TestFreezeToggle(t *testing.T) {
 	if err != nil || !f.On || f.By != "root" || f.Reason != "release week" || f.Since.IsZero() {
 		t.Fatalf("freeze = %+v, %v", f, err)
 	}
-	if msg := f.Message(); !strings.HasPrefix(msg, "Applies are frozen by root since ") || !strings.Contains(msg, ": release week.") {
-		t.Fatalf("message = %q", msg)
-	}
 	if err := set(false, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +217,7 @@ func TestFreezeToggle(t *testing.T) {
 
 func TestAuditEventsFilterAndPage(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	err := db.Update(ctx, func(tx *store.Tx) error {
 		for i := range 25 {
 			e := atoll.Event{Actor: "alice", Action: "apply.start", Repo: "acme/infra", Source: "pr-comment"}

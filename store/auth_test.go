@@ -10,6 +10,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 func createUser(t *testing.T, db *store.DB, name string, role atoll.Role) *atoll.User {
@@ -28,13 +29,8 @@ func createUser(t *testing.T, db *store.DB, name string, role atoll.Role) *atoll
 func TestUsersSessionsTokens(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "atoll.db")
-	db := store.NewDB(path)
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	db.Now = func() time.Time { return now }
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, storetest.Path(path), storetest.Clock(func() time.Time { return now }))
 	alice := createUser(t, db, "alice", atoll.RoleOperator)
 	err := db.Update(ctx, func(tx *store.Tx) error {
 		_, err := tx.CreateUser(atoll.NewUser{Name: "alice", Role: atoll.RoleViewer, Source: atoll.UserSourceLocal})
@@ -123,13 +119,8 @@ func TestUsersSessionsTokens(t *testing.T) {
 
 func TestSessionAbsoluteExpiry(t *testing.T) {
 	ctx := context.Background()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	db.Now = func() time.Time { return now }
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, storetest.Clock(func() time.Time { return now }))
 	u := createUser(t, db, "bob", atoll.RoleViewer)
 	session, hash := atoll.NewSecret()
 	if err := db.Update(ctx, func(tx *store.Tx) error { return tx.CreateSession(u.ID, hash) }); err != nil {

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/inmem"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // openWithChanges opens a database that publishes to a new ChangeService
@@ -19,12 +19,7 @@ func openWithChanges(t *testing.T) (*store.DB, <-chan atoll.Change) {
 	changes := inmem.NewChanges()
 	ch, cancel := changes.Subscribe()
 	t.Cleanup(cancel)
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-	db.Changes = changes
-	if err := db.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, storetest.Changes(changes))
 	return db, ch
 }
 

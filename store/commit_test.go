@@ -16,6 +16,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // atoll_test_hook(n) calls the function in testHook (if any) with n and is
@@ -48,7 +49,7 @@ func reopen(t *testing.T, db *store.DB) map[string]int {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db = openDB(t, db.Path)
+	db = storetest.Open(t, storetest.Path(db.Path))
 	events, err := db.Events(context.Background(), 1000)
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +79,7 @@ func checkOutcomes(t *testing.T, names []string, told []error, rows map[string]i
 
 func TestGroupCommitCancelledCallers(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 
 	// B's context ends while B's statement runs: that statement must not be
 	// interrupted (SQLite would roll back the whole batch with it).
@@ -122,7 +123,7 @@ func TestGroupCommitCancelledCallers(t *testing.T) {
 
 func TestGroupCommitFailingCallers(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	// A statement that makes SQLite roll back the whole transaction, as
 	// SQLITE_FULL or SQLITE_IOERR may.
 	if err := db.Update(ctx, func(tx *store.Tx) error {
@@ -224,7 +225,7 @@ func fill(t *testing.T, path string, leave int64) {
 func TestGroupCommitDiskFull(t *testing.T) {
 	ctx := context.Background()
 	dir := mountTmpfs(t, "2m")
-	db := openDB(t, filepath.Join(dir, "atoll.db"))
+	db := storetest.Open(t, storetest.Path(filepath.Join(dir, "atoll.db")))
 	seed(t, db, 1)
 	if err := db.WriteHealth(); err != nil {
 		t.Fatalf("write health before = %v", err)
@@ -293,7 +294,7 @@ func TestGroupCommitDiskFull(t *testing.T) {
 func TestClaimRequestFailedWriteReturnsNoRequest(t *testing.T) {
 	ctx := context.Background()
 	dir := mountTmpfs(t, "2m")
-	db := openDB(t, filepath.Join(dir, "atoll.db"))
+	db := storetest.Open(t, storetest.Path(filepath.Join(dir, "atoll.db")))
 	f := seed(t, db, 1)
 	req := &atoll.Request{PullID: f.pullID, Kind: atoll.RequestAutoplan}
 	if err := db.Update(ctx, func(tx *store.Tx) error { return tx.InsertRequest(req) }); err != nil {

@@ -2,12 +2,12 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // triggeredPlan stores a plan of project for pull whose plan job was run by
@@ -79,7 +79,7 @@ const triggerRefusal = "You triggered this plan; with four-eyes approval another
 // refusal writes nothing; someone else can, and the trigger may still
 // reject. Without the option the trigger may approve, as before.
 func TestSecurityFourEyesApproval(t *testing.T) {
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	f := seed(t, db, 1) // opened by alice
 	takeLock(t, db, f.projectID, f.pullID)
 	plan := triggeredPlan(t, db, f.pullID, f.projectID, "olivia")
@@ -117,7 +117,7 @@ func TestSecurityFourEyesApproval(t *testing.T) {
 // run from the dashboard by one account is refused to another account of
 // the same person (sharing a VCS login).
 func TestSecurityFourEyesMappedTrigger(t *testing.T) {
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	f := seed(t, db, 1)
 	takeLock(t, db, f.projectID, f.pullID)
 	account(t, db, "olivia@example.com", atoll.UserSourceOIDC, "octo-olivia")
@@ -147,7 +147,7 @@ func TestSecurityFourEyesMappedTrigger(t *testing.T) {
 // can an account an admin mapped to the author's login. Others can.
 func TestSecurityMappedAuthorCannotApprove(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	f := seed(t, db, 1) // opened by alice
 	takeLock(t, db, f.projectID, f.pullID)
 	plan := triggeredPlan(t, db, f.pullID, f.projectID, "carol")
@@ -182,7 +182,7 @@ func TestSecurityMappedAuthorCannotApprove(t *testing.T) {
 // lacks without dropping the admin's.
 func TestUserVCSLogins(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	a := account(t, db, "dana@example.com", atoll.UserSourceOIDC)
 	if len(a.VCSLogins) != 0 {
 		t.Fatalf("a new account has logins %q", a.VCSLogins)

@@ -2,18 +2,18 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // An Azure DevOps repository's full name has three segments, its owner
 // being ORG/PROJECT: every lookup by full name splits on the last slash.
 func TestFullNamesWithMoreThanOneSlash(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	gh := seed(t, db, 1) // acme/infra #1
 	var az fixture
 	err := db.Update(ctx, func(tx *store.Tx) error {

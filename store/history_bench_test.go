@@ -9,6 +9,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // BenchmarkJobHistory pages through 100,000 jobs (10 repositories of 10
@@ -185,10 +186,7 @@ func BenchmarkSearchBackfill(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		path := filepath.Join(b.TempDir(), "atoll.db")
-		db := store.NewDB(path)
-		if err := db.Open(ctx); err != nil {
-			b.Fatal(err)
-		}
+		db := storetest.Open(b, storetest.Path(path))
 		f := seed(b, db, 7)
 		update(b, db, func(tx *store.Tx) error {
 			for _, q := range []string{`DROP TRIGGER log_lines_search_insert`, `DROP TRIGGER log_lines_search_delete`,

@@ -17,8 +17,8 @@ func (db *DB) StartApply(ctx context.Context, s atoll.ApplyStart) (*atoll.Approv
 		approval = nil // fn may run again
 		if f, err := tx.Freeze(); err != nil {
 			return err
-		} else if f.On {
-			return atoll.Errorf(atoll.ECONFLICT, "%s", f.Message())
+		} else if err := f.Refusal(); err != nil {
+			return err
 		}
 		ref, err := tx.PlanRef(s.PlanID)
 		if err != nil {

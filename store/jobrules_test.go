@@ -2,10 +2,10 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // The runner's lock rules are store methods now: TakeJobLocks records the
@@ -13,7 +13,7 @@ import (
 // SkipJob gives back the lock of a plan that never ran but not an apply's.
 func TestTakeJobLocksAndSkipJob(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	f := seed(t, db, 1)
 	plan := &atoll.Job{Kind: atoll.JobPlan, PullID: f.pullID, ProjectID: f.projectID, HeadSHA: "abc", User: "alice", Repo: "acme/infra", Pull: 1, Dir: "staging", Workspace: "default"}
 	apply := &atoll.Job{Kind: atoll.JobApply, PullID: f.pullID, ProjectID: f.projectID, HeadSHA: "abc", User: "alice", Repo: "acme/infra", Pull: 1, Dir: "staging", Workspace: "default"}

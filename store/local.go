@@ -140,3 +140,24 @@ func (db *DB) AddComment(ctx context.Context, pullID int64, author, body string)
 	})
 	return id, err
 }
+
+// UpdateComment is Tx.UpdateComment in a transaction of its own.
+func (db *DB) UpdateComment(ctx context.Context, id int64, body string) error {
+	return db.Update(ctx, func(tx *Tx) error { return tx.UpdateComment(id, body) })
+}
+
+// HideComments is Tx.HideComments in a transaction of its own.
+func (db *DB) HideComments(ctx context.Context, pullID int64, author, marker string, keep ...int64) error {
+	return db.Update(ctx, func(tx *Tx) error { return tx.HideComments(pullID, author, marker, keep...) })
+}
+
+// SetStatus is Tx.SetStatus in a transaction of its own.
+func (db *DB) SetStatus(ctx context.Context, repoID int64, st atoll.CommitStatus) error {
+	return db.Update(ctx, func(tx *Tx) error { return tx.SetStatus(repoID, st) })
+}
+
+// MarkPullMerged marks a local repository's pull request merged, in a
+// transaction of its own, once its merge commit is on the base branch.
+func (db *DB) MarkPullMerged(ctx context.Context, pullID int64) error {
+	return db.Update(ctx, func(tx *Tx) error { return tx.SetPullState(pullID, atoll.PullMerged) })
+}

@@ -2,12 +2,12 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // unlockedPlanFor stores a plan made without the lock (repo_locks modes
@@ -24,7 +24,7 @@ func unlockedPlanFor(t *testing.T, db *store.DB, pullID, projectID int64) *atoll
 // Plans made without the lock are stored while another pull request holds
 // it, still replace the pull request's older plan, and still apply once.
 func TestUnlockedPlans(t *testing.T) {
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	a, b := seed(t, db, 1), seed(t, db, 2)
 	project := a.projectID
 	takeLock(t, db, project, a.pullID) // e.g. pull 1 applied with on_apply

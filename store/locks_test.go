@@ -2,12 +2,12 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // planFor makes a plan job for pull on project and stores its plan in the
@@ -61,7 +61,7 @@ func pendingPlans(t *testing.T, db *store.DB, pullID int64) []*atoll.Plan {
 
 func TestPlansNeedTheLock(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	a, b := seed(t, db, 1), seed(t, db, 2) // one project, two pull requests
 	project := a.projectID
 
@@ -143,7 +143,7 @@ func insertStalePlan(t *testing.T, db *store.DB, pullID, projectID int64) int64 
 
 func TestReleaseLocksDiscardsTheirPlans(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	f := seed(t, db, 1)
 	var prod int64
 	if err := db.Update(ctx, func(tx *store.Tx) (err error) {

@@ -2,17 +2,17 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 func TestNotificationOutbox(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	db.Now = func() time.Time { return now }
 
@@ -103,7 +103,7 @@ func TestNotificationOutbox(t *testing.T) {
 // webhooks window; a pending one stays however old it is.
 func TestPruneNotifications(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	db.Now = func() time.Time { return now }
 	ids := make([]int64, 4)

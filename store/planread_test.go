@@ -2,11 +2,11 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // Plan reads one plan with its JSON and its state; LatestPlans gives each
@@ -14,7 +14,7 @@ import (
 // explains.
 func TestPlanAndLatestPlans(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	f := seed(t, db, 1)
 	var other int64
 	var first, second, third *atoll.Plan

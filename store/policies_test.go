@@ -9,12 +9,13 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 func TestPolicyChecksStoreApproveClear(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "atoll.db")
-	db := openDB(t, path)
+	db := storetest.Open(t, storetest.Path(path))
 	f := seed(t, db, 1)
 	takeLock(t, db, f.projectID, f.pullID)
 	plan, err := planFor(t, db, f.pullID, f.projectID)
@@ -48,7 +49,7 @@ func TestPolicyChecksStoreApproveClear(t *testing.T) {
 
 	// Durable: a reopened database reads the same results.
 	db.Close()
-	db = openDB(t, path)
+	db = storetest.Open(t, storetest.Path(path))
 	got, err := db.PolicyChecks(ctx, plan.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func TestPolicyChecksStoreApproveClear(t *testing.T) {
 // again.
 func TestStickyPolicyApprovalsKept(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	f := seed(t, db, 1)
 	takeLock(t, db, f.projectID, f.pullID)
 	check := func(items []string, sticky bool, approvers ...string) atoll.PolicyCheck {

@@ -2,19 +2,19 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // PullOutcomes is the per-project state the aggregate atlantis/apply status
 // counts: each project's latest finished job at the head, nothing older.
 func TestPullOutcomes(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	f := seed(t, db, 1)
 	projects := map[string]int64{}
 	// job runs one job to its final state; a succeeded plan stores a plan

@@ -17,6 +17,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // clock is a controllable store.DB.Now, safe for the writer goroutine.
@@ -33,12 +34,7 @@ func openClocked(t testing.TB, path string) (*store.DB, *clock) {
 	t.Helper()
 	c := &clock{}
 	c.Set(epoch)
-	db := store.NewDB(path)
-	db.Now = c.Now
-	if err := db.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, storetest.Path(path), storetest.Clock(c.Now))
 	return db, c
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // logJob makes a finished plan job of f whose log is lines.
@@ -149,7 +150,7 @@ func TestSearchLogsPages(t *testing.T) {
 
 func TestSearchRejectsWhatItCannotSearch(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	for _, q := range []string{``, `   `, `"unbalanced`, `a "b" "c`, `- * :`, `""`, strings.Repeat("x", 501), strings.Repeat("w ", 17)} {
 		_, err := db.SearchLogs(ctx, q, atoll.JobFilter{})
 		if atoll.ErrorCode(err) != atoll.EINVALID {
@@ -163,7 +164,7 @@ func TestSearchRejectsWhatItCannotSearch(t *testing.T) {
 
 // The index is FTS5, searched in rowid order without a sort.
 func TestSearchQueryPlan(t *testing.T) {
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	plan, err := db.ExplainSearchLogs(context.Background(), "bucket")
 	if err != nil {
 		t.Fatal(err)
@@ -207,10 +208,7 @@ func TestPruneRemovesLinesFromSearch(t *testing.T) {
 func TestSearchMigrationIndexesExistingLines(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "atoll.db")
-	db := store.NewDB(path)
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t, storetest.Path(path))
 	// Back to the schema before 0008, then write lines as Atoll did then.
 	f := seed(t, db, 7)
 	update(t, db, func(tx *store.Tx) error {
@@ -230,7 +228,7 @@ func TestSearchMigrationIndexesExistingLines(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db = openDB(t, path)
+	db = storetest.Open(t, storetest.Path(path))
 	res, err := db.SearchLogs(ctx, "failure", atoll.JobFilter{})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/inmem"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // Disabling a user deletes its sessions and API tokens in the transaction
@@ -16,13 +17,8 @@ import (
 // enabling it again revives neither.
 func TestSecurityDisableRevokesForGood(t *testing.T) {
 	ctx := context.Background()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
 	changes := inmem.NewChanges()
-	db.Changes = changes
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, storetest.Changes(changes))
 	alice := createUser(t, db, "alice", atoll.RoleOperator)
 	bob := createUser(t, db, "bob", atoll.RoleViewer)
 	session, sessionHash := atoll.NewSecret()
@@ -82,10 +78,7 @@ func TestSecurityDisableRevokesForGood(t *testing.T) {
 func TestSecurityMigrationRevokesDisabledUsersTokens(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "atoll.db")
-	db := store.NewDB(path)
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t, storetest.Path(path))
 	alice := createUser(t, db, "alice", atoll.RoleOperator)
 	bob := createUser(t, db, "bob", atoll.RoleViewer)
 	token, tokenHash := atoll.NewSecret()
@@ -106,7 +99,7 @@ func TestSecurityMigrationRevokesDisabledUsersTokens(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db = openDB(t, path)
+	db = storetest.Open(t, storetest.Path(path))
 	if n := count(t, db, `SELECT COUNT(*) FROM api_tokens WHERE user_id = ?`, alice.ID); n != 0 {
 		t.Errorf("%d API token(s) of a user disabled before the migration left", n)
 	}
@@ -123,7 +116,7 @@ func TestSecurityMigrationRevokesDisabledUsersTokens(t *testing.T) {
 // enabled, it signs in as before.
 func TestSecurityDisabledOIDCUserRefused(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	in := atoll.OIDCSignIn{Subject: "https://idp.example dana", Name: "dana@example.com", AltName: "oidc:dana"}
 	dana, err := db.OIDCUser(ctx, in)
 	if err != nil {
@@ -155,13 +148,8 @@ func TestSecurityDisabledOIDCUserRefused(t *testing.T) {
 // stream does not keep an idle session alive.
 func TestSecurityStreamCheckKeepsNoSessionAlive(t *testing.T) {
 	ctx := context.Background()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	db.Now = func() time.Time { return now }
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, storetest.Clock(func() time.Time { return now }))
 	alice := createUser(t, db, "alice", atoll.RoleViewer)
 	session, sessionHash := atoll.NewSecret()
 	token, tokenHash := atoll.NewSecret()

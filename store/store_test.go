@@ -9,17 +9,8 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
-
-func openDB(t testing.TB, path string) *store.DB {
-	t.Helper()
-	db := store.NewDB(path)
-	if err := db.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 type fixture struct {
 	repoID, pullID, projectID int64
@@ -47,7 +38,7 @@ func seed(t testing.TB, db *store.DB, number int) fixture {
 
 func TestUpsertKeepsKnownFields(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	f := seed(t, db, 7)
 	// A comment webhook carries only the number: stored metadata must stay.
 	err := db.Update(ctx, func(tx *store.Tx) error {
@@ -88,7 +79,7 @@ func TestUpsertKeepsKnownFields(t *testing.T) {
 
 func TestClaimRequestSerialisesPerPull(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	a, b := seed(t, db, 1), seed(t, db, 2)
 	var ids []int64
 	err := db.Update(ctx, func(tx *store.Tx) error {
@@ -127,7 +118,7 @@ func TestClaimRequestSerialisesPerPull(t *testing.T) {
 
 func TestLocksConflictAndRelease(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	a, b := seed(t, db, 1), seed(t, db, 2)
 	take := func(pull int64) *atoll.Lock {
 		var holder *atoll.Lock
@@ -171,10 +162,7 @@ func TestLocksConflictAndRelease(t *testing.T) {
 func TestPlansApplyOnceAndSurviveReopen(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "atoll.db")
-	db := store.NewDB(path)
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t, storetest.Path(path))
 	f := seed(t, db, 3)
 	job := &atoll.Job{Kind: atoll.JobPlan, PullID: f.pullID, ProjectID: f.projectID, HeadSHA: "abc", Spec: atoll.JobSpec{ExtraArgs: []string{"-var", "a=b"}}}
 	plan := &atoll.Plan{PullID: f.pullID, ProjectID: f.projectID, HeadSHA: "abc", File: []byte("PK\x03\x04plan"), ShowJSON: []byte(`{}`), Summary: atoll.Summary{Add: 2}}
@@ -199,7 +187,7 @@ func TestPlansApplyOnceAndSurviveReopen(t *testing.T) {
 	}
 	db.Close()
 
-	db = openDB(t, path)
+	db = storetest.Open(t, storetest.Path(path))
 	got, err := db.Job(ctx, job.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +214,7 @@ func TestPlansApplyOnceAndSurviveReopen(t *testing.T) {
 
 func TestGroupCommitIsolatesFailures(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	f := seed(t, db, 1)
 	var wg sync.WaitGroup
 	errs := make([]error, 50)
@@ -259,7 +247,7 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 
 func TestRequeueRunningInterruptsJobs(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	f := seed(t, db, 1)
 	req := &atoll.Request{PullID: f.pullID, Kind: atoll.RequestComment}
 	running := &atoll.Job{Kind: atoll.JobApply, PullID: f.pullID, ProjectID: f.projectID}
@@ -304,7 +292,7 @@ func TestRequeueRunningInterruptsJobs(t *testing.T) {
 // of its request); an apply is never run again.
 func TestRequeueRunningPlansAgainButNeverApplies(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	f := seed(t, db, 1)
 	req := &atoll.Request{PullID: f.pullID, Kind: atoll.RequestComment}
 	var plan, apply *atoll.Job

@@ -2,18 +2,18 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // A request takes the locks of all its projects or none: when another pull
 // request holds one, no other lock is taken and the holder is named.
 func TestTakeLocksAllOrNone(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "atoll.db"))
+	db := storetest.Open(t)
 	a, b := seed(t, db, 1), seed(t, db, 2) // project "staging", pulls #1 and #2
 	var other int64
 	if err := db.Update(ctx, func(tx *store.Tx) (err error) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 // A database from before user names were folded may hold names that differ
@@ -18,10 +19,7 @@ import (
 func TestSecurityUserNamesDifferingInCase(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "atoll.db")
-	db := store.NewDB(path)
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t, storetest.Path(path))
 	db.Close()
 	// Back to the schema of the previous version, with two such names.
 	raw, err := sql.Open("sqlite", "file:"+path)
@@ -50,11 +48,7 @@ func TestSecurityUserNamesDifferingInCase(t *testing.T) {
 	}
 
 	exec(`DELETE FROM users WHERE name = 'ann'`)
-	db = store.NewDB(path)
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db = storetest.Open(t, storetest.Path(path))
 	for _, name := range []string{"ann", "ANN", "bob"} {
 		if a, err := db.UserByName(ctx, name); err != nil || !strings.EqualFold(a.Name, name) {
 			t.Errorf("UserByName(%q) = %v, %v", name, a, err)

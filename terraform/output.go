@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/ansi"
 )
 
 const (
@@ -160,7 +161,7 @@ func safeCut(b []byte, n int) int {
 	cut := n
 	if esc := bytes.LastIndexByte(b[max(0, n-32):n], 0x1b); esc >= 0 {
 		esc += max(0, n-32)
-		if escapeEnd(b[esc:n]) < 0 && esc > 0 {
+		if ansi.EscapeLen(b[esc:n]) < 0 && esc > 0 {
 			cut = esc
 		}
 	}
@@ -175,64 +176,10 @@ func safeCut(b []byte, n int) int {
 func cleanLine(raw []byte) string {
 	raw = bytes.TrimSuffix(raw, []byte{'\r'})
 	if bytes.IndexByte(raw, 0x1b) >= 0 {
-		raw = stripANSI(raw)
+		raw = ansi.AppendEscapesStripped(make([]byte, 0, len(raw)), raw)
 	}
 	if !utf8.Valid(raw) {
 		return strings.ToValidUTF8(string(raw), "\uFFFD")
 	}
 	return string(raw)
-}
-
-// StripANSI removes terminal escape sequences (colors, cursor moves, titles).
-func StripANSI(s string) string {
-	if !strings.Contains(s, "\x1b") {
-		return s
-	}
-	return string(stripANSI([]byte(s)))
-}
-
-func stripANSI(b []byte) []byte {
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); {
-		if b[i] != 0x1b {
-			out = append(out, b[i])
-			i++
-			continue
-		}
-		n := escapeEnd(b[i:])
-		if n < 0 { // unterminated: drop the rest
-			break
-		}
-		i += n
-	}
-	return out
-}
-
-// escapeEnd returns the length of the escape sequence at the start of b
-// (which begins with ESC), or -1 if b ends before the sequence does.
-func escapeEnd(b []byte) int {
-	if len(b) < 2 {
-		return -1
-	}
-	switch b[1] {
-	case '[': // CSI: parameters and intermediates, then a final byte
-		for i := 2; i < len(b); i++ {
-			if b[i] >= 0x40 && b[i] <= 0x7e {
-				return i + 1
-			}
-		}
-		return -1
-	case ']': // OSC: ends with BEL or ESC \
-		for i := 2; i < len(b); i++ {
-			if b[i] == 0x07 {
-				return i + 1
-			}
-			if b[i] == 0x1b && i+1 < len(b) && b[i+1] == '\\' {
-				return i + 2
-			}
-		}
-		return -1
-	default: // two-byte sequence
-		return 2
-	}
 }

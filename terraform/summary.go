@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/ansi"
 )
 
 // showPlan is the part of terraform's JSON plan format that Summarize reads.
@@ -73,7 +74,7 @@ var (
 // output: "Plan: 1 to add, 0 to change, 0 to destroy." (with imports in
 // either position), "No changes." or "Apply complete! Resources: ...".
 func ParseSummaryLine(output string) (atoll.Summary, bool) {
-	lines := strings.Split(StripANSI(output), "\n")
+	lines := strings.Split(ansi.StripEscapes(output), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
 		if strings.HasPrefix(l, "No changes.") {

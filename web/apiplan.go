@@ -86,8 +86,8 @@ func (s *Server) apiCommand(w http.ResponseWriter, r *http.Request, name string)
 		if f, err := s.DB.Freeze(ctx); err != nil {
 			s.error(w, r, err)
 			return
-		} else if f.On {
-			s.error(w, r, atoll.Errorf(atoll.ECONFLICT, "%s", f.Message()))
+		} else if err := f.Refusal(); err != nil {
+			s.error(w, r, err)
 			return
 		}
 	}

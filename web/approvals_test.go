@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/web"
 )
 
@@ -32,11 +32,7 @@ type approvalFixture struct {
 
 func newApprovalFixture(t *testing.T) *approvalFixture {
 	t.Helper()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-	if err := db.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	policy, err := runner.ParseApprovalPolicy("acme/infra/production")
 	if err != nil {
 		t.Fatal(err)

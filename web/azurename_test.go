@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/atollhq/atoll/inmem"
 	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/templates"
 	"github.com/atollhq/atoll/web"
 )
@@ -34,11 +34,7 @@ const azureRepo = "org/project/infra"
 func newAzureFixture(t *testing.T) *azureFixture {
 	t.Helper()
 	ctx := context.Background()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	db.Changes = inmem.NewChanges()
 	f := &azureFixture{pullFixture: &pullFixture{db: db, projects: map[string]int64{}, jobs: map[string]int64{}, locks: map[string]int64{}}}
 	err := db.Update(ctx, func(tx *store.Tx) error {

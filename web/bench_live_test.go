@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/inmem"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/web"
 )
 
@@ -25,11 +25,7 @@ import (
 func benchLog(b *testing.B, n int) (*store.DB, int64) {
 	b.Helper()
 	ctx := context.Background()
-	db := store.NewDB(filepath.Join(b.TempDir(), "atoll.db"))
-	if err := db.Open(ctx); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
+	db := storetest.Open(b)
 	var job int64
 	err := db.Update(ctx, func(tx *store.Tx) error {
 		repoID, err := tx.UpsertRepo(atoll.Repo{VCS: atoll.VCSLocal, Host: "local", Owner: "acme", Name: "infra"})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/web"
 )
 
@@ -39,16 +40,6 @@ func nodeServer(t *testing.T, name string, node atoll.NodeService, db *store.DB)
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-func openedDB(t *testing.T) *store.DB {
-	t.Helper()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-	if err := db.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
 }
 
 // nodeSecret is the API secret of nodeServer's nodes; call sends it.
@@ -77,10 +68,10 @@ func call(t *testing.T, method, url string, header ...string) (int, string, http
 // else to the active node; with no active known it answers 503 +
 // Retry-After, and it never forwards a forwarded request again.
 func TestStandbyForwardsToActive(t *testing.T) {
-	active := nodeServer(t, "a", &fixedNode{st: atoll.NodeStatus{Node: "a", Role: atoll.RoleActive, Epoch: 3, ActiveNode: "a", Ready: true}}, openedDB(t))
+	active := nodeServer(t, "a", &fixedNode{st: atoll.NodeStatus{Node: "a", Role: atoll.RoleActive, Epoch: 3, ActiveNode: "a", Ready: true}}, storetest.Open(t))
 	standbyNode := &fixedNode{st: atoll.NodeStatus{Node: "b", Role: atoll.RoleStandby, Epoch: 3, ActiveNode: "a", ActiveURL: active.URL}}
 	copyPath := filepath.Join(t.TempDir(), "atoll.db")
-	standbyDB := store.NewDB(copyPath) // no copy yet
+	standbyDB := storetest.New(t, storetest.Path(copyPath)) // no copy yet
 	t.Cleanup(func() { standbyDB.Close() })
 	standby := nodeServer(t, "b", standbyNode, standbyDB)
 
@@ -110,10 +101,7 @@ func TestStandbyForwardsToActive(t *testing.T) {
 	}
 
 	// With its copy open, the standby reads locally and says so.
-	seed := store.NewDB(copyPath)
-	if err := seed.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	seed := storetest.Open(t, storetest.Path(copyPath))
 	seed.Close()
 	if err := standbyDB.OpenReader("file:" + copyPath + "?mode=ro"); err != nil {
 		t.Fatal(err)
@@ -148,10 +136,7 @@ func TestStandbyForwardsToActive(t *testing.T) {
 // active node may write.
 func TestStandbySignsInFromItsCopy(t *testing.T) {
 	copyPath := filepath.Join(t.TempDir(), "atoll.db")
-	seed := store.NewDB(copyPath)
-	if err := seed.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	seed := storetest.Open(t, storetest.Path(copyPath))
 	token, hash := atoll.NewSecret()
 	err := seed.Update(context.Background(), func(tx *store.Tx) error {
 		u, err := tx.CreateUser(atoll.NewUser{Name: "vera", Role: atoll.RoleViewer, Source: atoll.UserSourceLocal})
@@ -165,7 +150,7 @@ func TestStandbySignsInFromItsCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed.Close()
-	standbyDB := store.NewDB(copyPath)
+	standbyDB := storetest.New(t, storetest.Path(copyPath))
 	if err := standbyDB.OpenReader("file:" + copyPath + "?mode=ro"); err != nil {
 		t.Fatal(err)
 	}

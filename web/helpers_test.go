@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/vcs"
 	ghp "github.com/atollhq/atoll/vcs/github"
 	"github.com/atollhq/atoll/web"
@@ -85,11 +85,7 @@ type liveServer struct {
 
 func startLiveServer(t testing.TB, configure func(*web.Server)) *liveServer {
 	t.Helper()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-	if err := db.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	gh, err := ghp.New(ghp.Config{Token: "t", WebhookSecret: webhookSecret, APIURL: "http://127.0.0.1:1/"})
 	if err != nil {
 		t.Fatal(err)

@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/web"
 )
 
@@ -22,11 +22,7 @@ import (
 //	go test -run '^$' -bench BenchmarkHistoryPages -benchtime 50x ./web
 func BenchmarkHistoryPages(b *testing.B) {
 	ctx := context.Background()
-	db := store.NewDB(filepath.Join(b.TempDir(), "atoll.db"))
-	if err := db.Open(ctx); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
+	db := storetest.Open(b)
 	var pulls []int64
 	err := db.Update(ctx, func(tx *store.Tx) error {
 		repo, err := tx.UpsertRepo(atoll.Repo{VCS: atoll.VCSLocal, Host: "local", Owner: "acme", Name: "infra"})

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/vcs"
 	"github.com/atollhq/atoll/vcs/local"
 	"github.com/atollhq/atoll/web"
@@ -38,14 +38,9 @@ type historyFixture struct {
 func newHistoryFixture(t *testing.T) *historyFixture {
 	t.Helper()
 	ctx := context.Background()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	clock := now
-	db.Now = func() time.Time { return clock } // set before each write: Update hands over through a channel
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, storetest.Clock(func() time.Time { return clock })) // set before each write: Update hands over through a channel
 	f := &historyFixture{db: db, pulls: map[string]int64{}, locks: map[string]int64{}}
 	type lockSpec struct {
 		repo     string

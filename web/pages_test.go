@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/web"
 )
 
@@ -32,11 +32,7 @@ type pageFixture struct {
 func newPageFixture(t *testing.T) *pageFixture {
 	t.Helper()
 	ctx := context.Background()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	f := &pageFixture{db: db, headSHA: "0123456789abcdef0123456789abcdef01234567"}
 	err := db.Update(ctx, func(tx *store.Tx) error {
 		var err error

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/atollhq/atoll/inmem"
 	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/web"
 )
 
@@ -38,11 +38,7 @@ type pullFixture struct {
 func newPullFixture(t *testing.T) *pullFixture {
 	t.Helper()
 	ctx := context.Background()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	db.Changes = inmem.NewChanges() // the page's live sections follow it
 	f := &pullFixture{db: db, projects: map[string]int64{}, plans: map[string]int64{}, jobs: map[string]int64{}, locks: map[string]int64{}}
 	err := db.Update(ctx, func(tx *store.Tx) error {

@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"testing"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/vcs/github/githubtest"
 )
 
 // TestGHAllowMergeableBypassApplyWiring checks that the flag and
@@ -19,35 +16,11 @@ import (
 // and not when the required apply check is another prefix's unless
 // --ignore-vcs-status-names names that prefix.
 func TestGHAllowMergeableBypassApplyWiring(t *testing.T) {
-	pull, err := os.ReadFile("../../vcs/github/testdata/github/api.pull_request.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var body map[string]any
-	if err := json.Unmarshal(pull, &body); err != nil {
-		t.Fatal(err)
-	}
-	body["mergeable"], body["mergeable_state"] = true, "blocked"
-	repo := "/repos/octocat/Hello-World"
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+repo+"/pulls/1347", func(w http.ResponseWriter, r *http.Request) { bypassJSON(w, body) })
-	mux.HandleFunc("GET "+repo+"/pulls/1347/reviews", func(w http.ResponseWriter, r *http.Request) { bypassJSON(w, []any{}) })
-	mux.HandleFunc("POST /graphql", func(w http.ResponseWriter, r *http.Request) {
-		bypassJSON(w, map[string]any{"data": map[string]any{"repository": map[string]any{"pullRequest": map[string]any{"reviewDecision": nil}}}})
-	})
-	mux.HandleFunc("GET "+repo+"/branches/{branch}/protection/required_status_checks", func(w http.ResponseWriter, r *http.Request) {
-		bypassJSON(w, map[string]any{"strict": false, "contexts": []string{"infra/apply"},
-			"checks": []map[string]any{{"context": "infra/apply", "app_id": nil}}})
-	})
-	mux.HandleFunc("GET "+repo+"/rules/branches/{branch}", func(w http.ResponseWriter, r *http.Request) { bypassJSON(w, []any{}) })
-	mux.HandleFunc("GET "+repo+"/commits/{ref}/status", func(w http.ResponseWriter, r *http.Request) {
-		bypassJSON(w, map[string]any{"state": "pending", "statuses": []any{}, "total_count": 0})
-	})
-	mux.HandleFunc("GET "+repo+"/commits/{ref}/check-runs", func(w http.ResponseWriter, r *http.Request) {
-		bypassJSON(w, map[string]any{"total_count": 0, "check_runs": []any{}})
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
+	gh := githubtest.NewServer(t)
+	gh.AcceptToken("ghp_x")
+	gh.SetPull(githubtest.Pull{Repo: "octocat/Hello-World", Number: 1347, BaseRef: "main",
+		Fields: map[string]any{"mergeable": true, "mergeable_state": "blocked"}})
+	gh.SetProtection("octocat/Hello-World", githubtest.Protection{Branch: "main", Required: []string{"infra/apply"}})
 
 	cases := []struct {
 		name string
@@ -63,7 +36,7 @@ func TestGHAllowMergeableBypassApplyWiring(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var c Config
-			args := append([]string{"--gh-token", "ghp_x", "--gh-webhook-secret", "s", "--gh-api-url", srv.URL + "/", "--repo-allowlist", "github.com/octocat/*"}, tc.args...)
+			args := append([]string{"--gh-token", "ghp_x", "--gh-webhook-secret", "s", "--gh-api-url", gh.URL + "/", "--repo-allowlist", "github.com/octocat/*"}, tc.args...)
 			if err := c.Parse(args, func(string) string { return "" }); err != nil {
 				t.Fatal(err)
 			}
@@ -82,9 +55,4 @@ func TestGHAllowMergeableBypassApplyWiring(t *testing.T) {
 			}
 		})
 	}
-}
-
-func bypassJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	json.NewEncoder(w).Encode(v)
 }

@@ -80,10 +80,8 @@ func TestGitHubChecksE2E(t *testing.T) {
 	}
 	completed(sha2, "atlantis/plan", "failure")
 
-	e.gh.mu.Lock()
-	defer e.gh.mu.Unlock()
-	if len(e.gh.statuses) != 0 {
-		t.Errorf("commit statuses set with --gh-checks: %+v", e.gh.statuses)
+	if statuses := e.gh.Statuses(fakeRepo, ""); len(statuses) != 0 {
+		t.Errorf("commit statuses set with --gh-checks: %+v", statuses)
 	}
 }
 

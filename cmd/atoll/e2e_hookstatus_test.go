@@ -103,9 +103,8 @@ func TestTeamAuthz(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	x.mu.Lock()
-	x.teams["prod-deployers"], x.teams["devs"] = []string{"carol"}, []string{"alice"}
-	x.mu.Unlock()
+	x.setTeam("prod-deployers", "", "carol")
+	x.setTeam("devs", "", "alice")
 
 	e.open(1, "grow", map[string]string{
 		"staging/main.tf":    tfProject("staging", 2),

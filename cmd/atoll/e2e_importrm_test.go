@@ -120,13 +120,11 @@ func TestImportRmEndToEnd(t *testing.T) {
 		t.Fatalf("import ran outside the repository:\n%s", bad)
 	}
 
-	e.gh.mu.Lock()
-	for _, s := range e.gh.statuses {
+	for _, s := range e.gh.Statuses(fakeRepo, "") {
 		if strings.Contains(s.Context, "import") || strings.Contains(s.Context, "state") {
 			t.Errorf("commit status %q set; Atlantis sets none for import and state rm", s.Context)
 		}
 	}
-	e.gh.mu.Unlock()
 
 	var jobs []struct{ Kind, State string }
 	getJSON(t, e.m.URL+"/api/v1/jobs?pull=1", &jobs)

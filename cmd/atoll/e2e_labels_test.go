@@ -24,9 +24,7 @@ func (e *e2e) openLabeled(number int, branch string, labels []string, files map[
 // setLabels changes the labels of pull request number on the fake GitHub.
 func (e *e2e) setLabels(number int, labels ...string) {
 	e.t.Helper()
-	e.gh.mu.Lock()
-	defer e.gh.mu.Unlock()
-	e.gh.pulls[number].Labels = labels
+	e.gh.setLabels(number, labels)
 }
 
 // synchronize sends a pull request's synchronize webhook (its head is
@@ -159,9 +157,7 @@ func TestSilenceVCSStatusNoPlansNoProjects(t *testing.T) {
 			mustContain(t, "reply after autoplan", e.waitComment(1, 1), "no locks or plans")
 			checkNoProjectStatuses(t, e, sha, "autoplan", tc.autoplanSets)
 
-			e.gh.mu.Lock()
-			e.gh.statuses = nil
-			e.gh.mu.Unlock()
+			e.gh.ClearStatuses()
 			e.comment(1, "atlantis plan")
 			e.comment(1, "atlantis unlock")
 			mustContain(t, "reply after the plan comment", e.waitComment(1, 2), "no locks or plans")

@@ -79,10 +79,9 @@ func policyConfigWith(t *testing.T, setOwners, policies map[string]any, repos ..
 func TestPolicyCheckTeamOwners(t *testing.T) {
 	files := map[string]string{"production/main.tf": tfProject("production", 1)}
 	e, x := newE2EExtras(t, files, policyConfig(t, map[string]any{"teams": []string{"security"}}))
-	x.mu.Lock()
-	x.teams["security"], x.teams["appsec"], x.teams["devs"] = nil, []string{"dave"}, []string{"erin"}
-	x.parents["appsec"] = "security"
-	x.mu.Unlock()
+	x.setTeam("security", "")
+	x.setTeam("appsec", "security", "dave")
+	x.setTeam("devs", "", "erin")
 	e.open(1, "policies", map[string]string{"production/main.tf": tfProject("production", 2)}, "production/main.tf")
 	mustContain(t, "autoplan", e.waitComment(1, 1), "Policy Check Failed")
 	e.commentAs("erin", 1, "atlantis approve_policies")

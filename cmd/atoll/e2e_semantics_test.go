@@ -28,28 +28,6 @@ func newE2EWith(t *testing.T, files map[string]string, configure func(*main.Conf
 	return e
 }
 
-// statusHistory returns every state context was set to on sha, in order.
-func (f *fakeGitHub) statusHistory(sha, context string) []fakeStatus {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []fakeStatus
-	for _, s := range f.statuses {
-		if s.SHA == sha && s.Context == context {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// latestStatus returns the last status of context on sha.
-func (f *fakeGitHub) latestStatus(sha, context string) fakeStatus {
-	h := f.statusHistory(sha, context)
-	if len(h) == 0 {
-		return fakeStatus{}
-	}
-	return h[len(h)-1]
-}
-
 // waitStatus waits until context's latest status on sha has state and a
 // description containing desc.
 func (e *e2e) waitStatus(sha, context, state, desc string) {

@@ -66,9 +66,7 @@ func TestEmojiReactionOnPlanComment(t *testing.T) {
 	}
 
 	// Refused by GitHub (the token may not react): the plan still runs.
-	x.mu.Lock()
-	x.refuseReactions = true
-	x.mu.Unlock()
+	x.RefuseReactions(true)
 	e.comment(1, "atlantis plan -d staging")
 	mustContain(t, "plan with the reaction refused", e.waitComment(1, 3), "Plan: 2 to add")
 	if n := e.gh.callCount("POST /repos/acme/infra/issues/comments/" + commentID + "/reactions"); n != 2 {
@@ -76,27 +74,13 @@ func TestEmojiReactionOnPlanComment(t *testing.T) {
 	}
 }
 
-// callCount counts the recorded calls "METHOD /path".
-func (f *fakeGitHub) callCount(call string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := 0
-	for _, c := range f.calls {
-		if c == call {
-			n++
-		}
-	}
-	return n
-}
-
 // delete_source_branch_on_merge: automerge deletes the head branch of the
 // pull request whose atlantis.yaml asks for it, and only that one.
 func TestAutomergeDeleteSourceBranch(t *testing.T) {
 	const cfg = "version: 3\nautomerge: true\nprojects:\n- dir: a\n- dir: b\n"
 	e, x := newE2EExtras(t, map[string]string{"atlantis.yaml": cfg, "a/main.tf": tfProject("a", 1), "b/main.tf": tfProject("b", 1)}, nil)
-	x.mu.Lock()
-	x.branches["scale-a"], x.branches["scale-b"] = true, true
-	x.mu.Unlock()
+	x.SetBranch(fakeRepo, "scale-a", true)
+	x.SetBranch(fakeRepo, "scale-b", true)
 
 	e.open(1, "scale-a", map[string]string{"a/main.tf": tfProject("a", 2),
 		"atlantis.yaml": "delete_source_branch_on_merge: true\n" + cfg}, "a/main.tf", "atlantis.yaml")
@@ -137,10 +121,9 @@ func TestGHTeamAllowlist(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	x.mu.Lock()
-	x.teams["infra"], x.teams["devs"], x.teams["ops"] = nil, []string{"alice"}, []string{"carol"}
-	x.parents["devs"] = "infra"
-	x.mu.Unlock()
+	x.setTeam("infra", "")
+	x.setTeam("devs", "infra", "alice")
+	x.setTeam("ops", "", "carol")
 
 	// alice (devs, a child of infra) opens: autoplanned.
 	e.open(1, "grow", map[string]string{"staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
@@ -218,9 +201,7 @@ func TestAutomergeDeleteSourceBranchFromServerConfig(t *testing.T) {
 		func(c *main.Config) {
 			c.RepoConfigJSON = `{"repos": [{"id": "github.com/acme/infra", "delete_source_branch_on_merge": true}]}`
 		})
-	x.mu.Lock()
-	x.branches["scale-a"] = true
-	x.mu.Unlock()
+	x.SetBranch(fakeRepo, "scale-a", true)
 	e.open(1, "scale-a", map[string]string{"a/main.tf": tfProject("a", 2)}, "a/main.tf")
 	mustContain(t, "plan", e.waitComment(1, 1), "Plan: 2 to add")
 	e.comment(1, "atlantis apply")
@@ -231,9 +212,8 @@ func TestAutomergeDeleteSourceBranchFromServerConfig(t *testing.T) {
 	}
 
 	// A branch GitHub refuses to delete: merged all the same, and told.
-	x.mu.Lock()
-	x.branches["keep-me"], x.protected = true, map[string]bool{"keep-me": true}
-	x.mu.Unlock()
+	x.SetBranch(fakeRepo, "keep-me", true)
+	x.ProtectBranch(fakeRepo, "keep-me")
 	e.open(2, "keep-me", map[string]string{"b/main.tf": tfProject("b", 3)}, "b/main.tf")
 	mustContain(t, "plan of #2", e.waitComment(2, 1), "Plan: 3 to add")
 	e.comment(2, "atlantis apply")
@@ -258,9 +238,7 @@ func TestGHTeamAllowlistCancel(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	x.mu.Lock()
-	x.teams["ops"] = []string{"carol"}
-	x.mu.Unlock()
+	x.setTeam("ops", "", "carol")
 	openStuckPlan(t, e, slowURL, hit)
 	e.commentAs("bob", 1, "atlantis cancel")
 	e.commentAs("carol", 1, "atlantis cancel")

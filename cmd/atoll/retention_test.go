@@ -10,6 +10,7 @@ import (
 	"github.com/atollhq/atoll"
 	main "github.com/atollhq/atoll/cmd/atoll"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 func TestConfigRetention(t *testing.T) {
@@ -62,12 +63,8 @@ func TestRetentionRunsOnTheServer(t *testing.T) {
 	path := filepath.Join(dataDir, "atoll.db")
 
 	// History written 100 days ago, and some written now.
-	db := store.NewDB(path)
 	past := time.Now().UTC().Add(-100 * 24 * time.Hour)
-	db.Now = func() time.Time { return past }
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.Open(t, storetest.Path(path), storetest.Clock(func() time.Time { return past }))
 	var oldJob int64
 	write := func(detail string) {
 		err := db.Update(ctx, func(tx *store.Tx) error {

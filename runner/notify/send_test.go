@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +17,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/runner/notify"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 )
 
 func webhooks(t *testing.T, doc string) []notify.Webhook {
@@ -126,11 +126,7 @@ func TestOutboxRetries(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-	if err := db.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	var ids []int64
 	err := db.Update(context.Background(), func(tx *store.Tx) error {
 		ids = nil
@@ -211,11 +207,7 @@ func TestOutboxFencedClaimsNothing(t *testing.T) {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1) }))
 	defer srv.Close()
-	db := store.NewDB(filepath.Join(t.TempDir(), "atoll.db"))
-	if err := db.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	err := db.Update(context.Background(), func(tx *store.Tx) error {
 		_, err := tx.InsertNotification(atoll.Notification{JobID: 1, Dest: 0, Kind: notify.KindHTTP, Payload: []byte(`{}`)})
 		return err

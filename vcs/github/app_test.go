@@ -30,7 +30,7 @@ func appKeyFile(t *testing.T) string {
 
 func appProvider(t *testing.T, f *fakeGitHub, user string) *ghp.Provider {
 	t.Helper()
-	p, err := ghp.New(ghp.Config{APIURL: f.srv.URL + "/", AppID: 99, AppKeyFile: appKeyFile(t), User: user, WebhookSecret: secret})
+	p, err := ghp.New(ghp.Config{APIURL: f.URL + "/", AppID: 99, AppKeyFile: appKeyFile(t), User: user, WebhookSecret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +95,8 @@ func TestAppInstallationTokens(t *testing.T) {
 // With App auth and no User, the bot's login is "<slug>[bot]".
 func TestAppHideCommentsUsesBotLogin(t *testing.T) {
 	f := newFake(t)
-	f.mu.Lock()
 	own := f.newComment("atoll-app[bot]", ghp.Marker("plan"))
 	f.newComment("atoll-bot", ghp.Marker("plan"))
-	f.mu.Unlock()
 	p := appProvider(t, f, "")
 	if err := p.HideComments(context.Background(), helloWorld, pullNum, "plan"); err != nil {
 		t.Fatal(err)
@@ -123,7 +121,7 @@ func TestAppKeyFromContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := ghp.New(ghp.Config{APIURL: f.srv.URL + "/", AppID: 99, AppKey: string(key), WebhookSecret: secret})
+	p, err := ghp.New(ghp.Config{APIURL: f.URL + "/", AppID: 99, AppKey: string(key), WebhookSecret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	ghp "github.com/atollhq/atoll/vcs/github"
+	"github.com/atollhq/atoll/vcs/github/githubtest"
 )
 
 const headSHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
@@ -18,12 +19,34 @@ const headSHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 func bypassProvider(t *testing.T, f *fakeGitHub, bypass bool, name string, ignore ...string) (*ghp.Provider, *bytes.Buffer) {
 	t.Helper()
 	var logs bytes.Buffer
-	p, err := ghp.New(ghp.Config{APIURL: f.srv.URL + "/", User: "atoll-bot", Token: "ghp_secrettoken", WebhookSecret: "s3cret",
+	p, err := ghp.New(ghp.Config{APIURL: f.URL + "/", User: "atoll-bot", Token: "ghp_secrettoken", WebhookSecret: "s3cret",
 		AllowMergeableBypassApply: bypass, StatusName: name, IgnoreStatusNames: ignore, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p, &logs
+}
+
+// fakeProtection is what the mergeable bypass reads: the base branch's
+// classic protection (required nil: "Branch not protected", empty:
+// "Required status checks not enabled"; protectionStatus, when not 0,
+// answers it with that status) and ruleset rules, the head commit's
+// statuses and the pull request's review decision ("" answers null).
+type fakeProtection struct {
+	branch           string
+	required         []string
+	rules            []map[string]any
+	statuses         []map[string]any
+	reviewDecision   string
+	protectionStatus int
+}
+
+func (f *fakeGitHub) setProtection(p fakeProtection) {
+	f.SetProtection(fullName, githubtest.Protection{Branch: p.branch, Required: p.required, Rules: p.rules, Status: p.protectionStatus})
+	for _, st := range p.statuses {
+		f.AddStatus(githubtest.Status{Repo: fullName, SHA: headSHA, Context: st["context"].(string), State: st["state"].(string)})
+	}
+	f.updatePull(func(pr *githubtest.Pull) { pr.ReviewDecision = p.reviewDecision })
 }
 
 func status(context, state string) map[string]any {
@@ -108,9 +131,9 @@ func TestGetPullMergeableBypassApply(t *testing.T) {
 			f := newFake(t)
 			f.setPullFields(t, map[string]any{"mergeable": true, "mergeable_state": tc.state})
 			tc.prot.branch = "main"
-			f.protection = tc.prot
+			f.setProtection(tc.prot)
 			if tc.checkRun != nil {
-				f.checkRuns = append(f.checkRuns, tc.checkRun)
+				f.AddCheckRun(tc.checkRun)
 			}
 			p, _ := bypassProvider(t, f, tc.bypass, tc.status, tc.ignore...)
 			got, err := p.GetPull(context.Background(), helloWorld, pullNum)
@@ -141,7 +164,7 @@ func TestGetPullMergeableBypassForbidden(t *testing.T) {
 		t.Run(tc.msg, func(t *testing.T) {
 			f := newFake(t)
 			f.setPullFields(t, map[string]any{"mergeable": true, "mergeable_state": "blocked"})
-			f.protection = fakeProtection{branch: "main", required: []string{"atlantis/apply"}, protectionStatus: tc.status}
+			f.setProtection(fakeProtection{branch: "main", required: []string{"atlantis/apply"}, protectionStatus: tc.status})
 			p, logs := bypassProvider(t, f, true, "")
 			got, err := p.GetPull(context.Background(), helloWorld, pullNum)
 			if err != nil {

@@ -8,13 +8,14 @@ import (
 
 	"github.com/atollhq/atoll/vcs"
 	ghp "github.com/atollhq/atoll/vcs/github"
+	"github.com/atollhq/atoll/vcs/github/githubtest"
 )
 
 const checkSHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 
 func checksProvider(t *testing.T, f *fakeGitHub) *ghp.Provider {
 	t.Helper()
-	p, err := ghp.New(ghp.Config{APIURL: f.srv.URL + "/", AppID: 99, AppKeyFile: appKeyFile(t), WebhookSecret: secret, Checks: true})
+	p, err := ghp.New(ghp.Config{APIURL: f.URL + "/", AppID: 99, AppKeyFile: appKeyFile(t), WebhookSecret: secret, Checks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func TestChecksNeedApp(t *testing.T) {
 }
 
 // decode returns a recorded call's JSON body.
-func decode(t *testing.T, c call) map[string]any {
+func decode(t *testing.T, c githubtest.Call) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(c.Body, &m); err != nil {
@@ -71,9 +72,7 @@ func TestCheckRunLifecycle(t *testing.T) {
 		c["details_url"] != "https://atoll.example.com/jobs/7" {
 		t.Errorf("created %v", c)
 	}
-	f.mu.Lock()
-	id := f.checkRuns[0]["id"]
-	f.mu.Unlock()
+	id := f.CheckRuns("")[0]["id"]
 	patches := f.callsTo("PATCH", "/repos/octocat/Hello-World/check-runs/"+jsonNum(id))
 	if len(patches) != 1 {
 		t.Fatalf("%d patches of run %v; want 1 (calls %v)", len(patches), id, f.allCalls())
@@ -94,9 +93,7 @@ func TestCheckRunLifecycle(t *testing.T) {
 	if n := len(f.callsTo("POST", "/repos/octocat/Hello-World/check-runs")); n != 2 {
 		t.Fatalf("%d check runs created; want 2", n)
 	}
-	f.mu.Lock()
-	second := f.checkRuns[1]
-	f.mu.Unlock()
+	second := f.CheckRuns("")[1]
 	if second["status"] != "completed" || second["conclusion"] != "failure" {
 		t.Errorf("second run %v; want completed with failure", second)
 	}
@@ -125,9 +122,7 @@ func TestCheckRunFoundAfterRestart(t *testing.T) {
 	if len(lists) != 2 || !strings.Contains(lists[1].Query, "check_name=atlantis%2Fplan") || !strings.Contains(lists[1].Query, "app_id=99") {
 		t.Fatalf("lookups %v; want one per fresh provider, by name and app", lists)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if cr := f.checkRuns[0]; cr["status"] != "completed" || cr["conclusion"] != "failure" {
+	if cr := f.CheckRuns("")[0]; cr["status"] != "completed" || cr["conclusion"] != "failure" {
 		t.Errorf("run %v; want completed with failure", cr)
 	}
 }

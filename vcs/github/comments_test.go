@@ -50,7 +50,7 @@ func TestCreateAndUpdateComment(t *testing.T) {
 		t.Fatalf("update calls = %d", len(calls))
 	}
 	json.Unmarshal(calls[0].Body, &sent)
-	if sent.Body != "updated <&>" || f.comments[0]["body"] != "updated <&>" {
+	if sent.Body != "updated <&>" || f.Comments(fullName, pullNum)[0].Body != "updated <&>" {
 		t.Errorf("update sent %s", calls[0].Body)
 	}
 
@@ -81,7 +81,6 @@ func TestCreateCommentTruncatesLongBodies(t *testing.T) {
 
 func TestHideCommentsOnlyOwnMarked(t *testing.T) {
 	f := newFake(t)
-	f.mu.Lock()
 	// Filler first, so that some marked comments are on the second page.
 	for range 110 {
 		f.newComment("someone", "looks good")
@@ -92,7 +91,6 @@ func TestHideCommentsOnlyOwnMarked(t *testing.T) {
 	f.newComment("atoll-bot", "Locks released, no marker")            // ours, unmarked
 	f.newComment("atoll-bot", "<!-- atoll:plan_extra -->")            // another command
 	ownPlan2 := f.newComment("Atoll-Bot", ghp.Marker("plan")+"\nRan") // logins are case-insensitive
-	f.mu.Unlock()
 
 	if err := f.provider(t).HideComments(context.Background(), helloWorld, pullNum, "plan"); err != nil {
 		t.Fatal(err)
@@ -126,10 +124,8 @@ func TestHideCommentsOnlyOwnMarked(t *testing.T) {
 
 func TestHideCommentsWithoutUserLooksUpTokenOwner(t *testing.T) {
 	f := newFake(t)
-	f.mu.Lock()
 	own := f.newComment("atoll-bot", ghp.Marker("apply"))
-	f.mu.Unlock()
-	p, err := ghp.New(ghp.Config{APIURL: f.srv.URL, Token: "ghp_secrettoken"})
+	p, err := ghp.New(ghp.Config{APIURL: f.URL, Token: "ghp_secrettoken"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,20 +145,18 @@ func TestHideCommentsWithoutUserLooksUpTokenOwner(t *testing.T) {
 
 func TestHideCommentsGraphQLErrors(t *testing.T) {
 	f := newFake(t)
-	f.mu.Lock()
 	gone := f.newComment("atoll-bot", ghp.Marker("plan"))
 	kept := f.newComment("atoll-bot", ghp.Marker("plan"))
-	f.mu.Unlock()
 	p := f.provider(t)
 
 	// A comment deleted since it was listed is skipped.
-	f.graphql = func(w http.ResponseWriter, id string) {
+	f.answerGraphQL(func(w http.ResponseWriter, id string) {
 		if id == gone["node_id"] {
 			writeJSON(w, 200, map[string]any{"data": map[string]any{"minimizeComment": nil}, "errors": []map[string]any{{"type": "NOT_FOUND", "path": []string{"minimizeComment"}, "message": "Could not resolve to a node with the global id of '" + id + "'"}}})
 			return
 		}
 		writeJSON(w, 200, map[string]any{"data": map[string]any{"minimizeComment": map[string]any{"minimizedComment": map[string]any{"isMinimized": true}}}})
-	}
+	})
 	if err := p.HideComments(context.Background(), helloWorld, pullNum, "plan"); err != nil {
 		t.Fatalf("NOT_FOUND should be skipped: %v", err)
 	}
@@ -171,18 +165,18 @@ func TestHideCommentsGraphQLErrors(t *testing.T) {
 	}
 
 	// Other GraphQL errors come with 200 too and must not pass silently.
-	f.graphql = func(w http.ResponseWriter, id string) {
+	f.answerGraphQL(func(w http.ResponseWriter, id string) {
 		writeJSON(w, 200, map[string]any{"errors": []map[string]any{{"type": "FORBIDDEN", "message": "Resource not accessible by integration"}}})
-	}
+	})
 	err := p.HideComments(context.Background(), helloWorld, pullNum, "plan")
 	if err == nil || !strings.Contains(err.Error(), "Resource not accessible by integration") || !strings.Contains(err.Error(), kept["node_id"].(string)) && !strings.Contains(err.Error(), gone["node_id"].(string)) {
 		t.Errorf("err = %v", err)
 	}
 
 	// And HTTP-level failures.
-	f.graphql = func(w http.ResponseWriter, id string) {
+	f.answerGraphQL(func(w http.ResponseWriter, id string) {
 		writeJSON(w, 502, map[string]any{"message": "Server Error"})
-	}
+	})
 	if err := p.HideComments(context.Background(), helloWorld, pullNum, "plan"); err == nil {
 		t.Error("502 from GraphQL: no error")
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/vcs"
+	"github.com/atollhq/atoll/vcs/github/githubtest"
 	gogh "github.com/google/go-github/v88/github"
 )
 
@@ -80,7 +81,7 @@ func TestGetPullApproved(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t)
-			f.reviews = tc.reviews
+			f.setReviews(tc.reviews)
 			got, err := f.provider(t).GetPull(context.Background(), helloWorld, pullNum)
 			if err != nil {
 				t.Fatal(err)
@@ -96,15 +97,6 @@ func TestGetPullApproved(t *testing.T) {
 			}
 		})
 	}
-}
-
-// setPullFields rewrites fields of the fake's pull response.
-func (f *fakeGitHub) setPullFields(t *testing.T, fields map[string]any) {
-	f.pull = editJSON(t, f.pull, func(m map[string]any) {
-		for k, v := range fields {
-			m[k] = v
-		}
-	})
 }
 
 func TestGetPullMergeable(t *testing.T) {
@@ -186,6 +178,7 @@ func TestNotFound(t *testing.T) {
 func TestChangedFilesPaginates(t *testing.T) {
 	f := newFake(t)
 	var want []string
+	var files []map[string]any
 	for i := 0; i < 250; i++ {
 		file := map[string]any{"sha": "bbcd538c8e72b8c175046e27cc8f907076331401", "filename": fmt.Sprintf("dir%d/main.tf", i), "status": "modified", "additions": 1, "deletions": 0, "changes": 1}
 		want = append(want, fmt.Sprintf("dir%d/main.tf", i))
@@ -194,8 +187,9 @@ func TestChangedFilesPaginates(t *testing.T) {
 			file["previous_filename"] = fmt.Sprintf("old%d/main.tf", i)
 			want = append(want, fmt.Sprintf("old%d/main.tf", i))
 		}
-		f.files = append(f.files, file)
+		files = append(files, file)
 	}
+	f.updatePull(func(p *githubtest.Pull) { p.Files = files })
 	got, err := f.provider(t).ChangedFiles(context.Background(), helloWorld, pullNum)
 	if err != nil {
 		t.Fatal(err)
@@ -251,16 +245,16 @@ func TestMergeFailures(t *testing.T) {
 		t.Errorf("unknown method made %d calls", n)
 	}
 
-	f.merge = func(w http.ResponseWriter, _ map[string]any) {
+	f.answer("PUT", "/repos/octocat/Hello-World/pulls/1347/merge", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, 405, map[string]any{"message": "Pull Request is not mergeable", "documentation_url": "https://docs.github.com/rest/pulls/pulls#merge-a-pull-request"})
-	}
+	})
 	if err := p.Merge(context.Background(), helloWorld, pullNum, vcs.MergeOptions{}); atoll.ErrorCode(err) != atoll.ECONFLICT {
 		t.Errorf("405: err = %v; want ECONFLICT", err)
 	}
 
-	f.merge = func(w http.ResponseWriter, _ map[string]any) {
+	f.answer("PUT", "/repos/octocat/Hello-World/pulls/1347/merge", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, 200, map[string]any{"merged": false, "message": "Head branch was modified"})
-	}
+	})
 	err := p.Merge(context.Background(), helloWorld, pullNum, vcs.MergeOptions{})
 	if atoll.ErrorCode(err) != atoll.ECONFLICT || !strings.Contains(atoll.ErrorMessage(err), "Head branch was modified") {
 		t.Errorf("merged=false: err = %v; want ECONFLICT with GitHub's message", err)

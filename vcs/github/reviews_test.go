@@ -13,7 +13,7 @@ func TestDismissApprovals(t *testing.T) {
 	review := func(id int, login, state string) map[string]any {
 		return map[string]any{"id": id, "user": map[string]any{"login": login}, "state": state}
 	}
-	f.reviews = []map[string]any{
+	reviews := []map[string]any{
 		review(1, "alice", "APPROVED"),
 		review(2, "bob", "APPROVED"),
 		review(3, "bob", "CHANGES_REQUESTED"), // bob's verdict: not an approval
@@ -21,9 +21,10 @@ func TestDismissApprovals(t *testing.T) {
 		review(5, "dave", "APPROVED"),
 	}
 	for i := 0; i < 120; i++ { // a second page of comments only
-		f.reviews = append(f.reviews, review(100+i, "erin", "COMMENTED"))
+		reviews = append(reviews, review(100+i, "erin", "COMMENTED"))
 	}
-	f.reviews = append(f.reviews, review(999, "frank", "APPROVED"))
+	reviews = append(reviews, review(999, "frank", "APPROVED"))
+	f.setReviews(reviews)
 	n, err := p.DismissApprovals(context.Background(), helloWorld, pullNum)
 	if err != nil || n != 3 {
 		t.Fatalf("DismissApprovals = %d, %v; want 3", n, err)

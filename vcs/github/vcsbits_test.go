@@ -11,15 +11,14 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/vcs"
+	"github.com/atollhq/atoll/vcs/github/githubtest"
 )
 
 func TestReact(t *testing.T) {
 	f := newFake(t)
 	p := f.provider(t)
 	ctx := context.Background()
-	f.mu.Lock()
 	c := f.newComment("alice", "atlantis plan")
-	f.mu.Unlock()
 	id := strings.TrimSpace(jsonString(c["id"]))
 
 	// Twice: GitHub answers the second with the existing reaction.
@@ -32,9 +31,7 @@ func TestReact(t *testing.T) {
 	if len(calls) != 2 || !strings.Contains(string(calls[0].Body), `"content":"eyes"`) {
 		t.Fatalf("reaction calls = %+v", calls)
 	}
-	f.mu.Lock()
-	reactions := len(f.reactions)
-	f.mu.Unlock()
+	reactions := len(f.AllReactions())
 	if reactions != 1 {
 		t.Errorf("reactions = %d; want one", reactions)
 	}
@@ -51,19 +48,6 @@ func TestReact(t *testing.T) {
 }
 
 func jsonString(v any) string { b, _ := json.Marshal(v); return string(b) }
-
-// setHeadRepo makes the fixture pull request's head live in fullName.
-func (f *fakeGitHub) setHeadRepo(t *testing.T, fullName string) {
-	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var pr map[string]any
-	if err := json.Unmarshal(f.pull, &pr); err != nil {
-		t.Fatal(err)
-	}
-	pr["head"].(map[string]any)["repo"].(map[string]any)["full_name"] = fullName
-	f.pull, _ = json.Marshal(pr)
-}
 
 func TestMergeDeleteSourceBranch(t *testing.T) {
 	const ref = "/repos/octocat/Hello-World/git/refs/heads/new-topic"
@@ -85,14 +69,14 @@ func TestMergeDeleteSourceBranch(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t)
-			f.refs = map[string]bool{"new-topic": tc.exists}
+			f.SetBranch(fullName, "new-topic", tc.exists)
 			if tc.fork {
 				f.setHeadRepo(t, "hubot/Hello-World")
 			}
 			p := f.provider(t)
 			if tc.failDelete {
 				// A protected branch: GitHub refuses with 422 and another message.
-				f.refuse("DELETE", ref, 422, `{"message":"Cannot delete this protected branch"}`)
+				f.Refuse("DELETE", ref, 422, `{"message":"Cannot delete this protected branch"}`)
 			}
 			err := p.Merge(context.Background(), helloWorld, pullNum, tc.opts)
 			if got := errors.Is(err, vcs.ErrSourceBranchKept); got != tc.wantKept || (err != nil && !tc.wantKept) {
@@ -107,7 +91,7 @@ func TestMergeDeleteSourceBranch(t *testing.T) {
 			if n := len(f.callsTo("DELETE", ref)); n != tc.wantDelete {
 				t.Errorf("delete calls = %d; want %d", n, tc.wantDelete)
 			}
-			if tc.wantDelete == 1 && !tc.failDelete && f.refs["new-topic"] {
+			if tc.wantDelete == 1 && !tc.failDelete && f.BranchExists(fullName, "new-topic") {
 				t.Error("branch still there")
 			}
 		})
@@ -117,10 +101,10 @@ func TestMergeDeleteSourceBranch(t *testing.T) {
 // A failed merge deletes nothing.
 func TestMergeFailedKeepsBranch(t *testing.T) {
 	f := newFake(t)
-	f.refs = map[string]bool{"new-topic": true}
-	f.merge = func(w http.ResponseWriter, _ map[string]any) {
+	f.SetBranch(fullName, "new-topic", true)
+	f.answer("PUT", "/repos/octocat/Hello-World/pulls/1347/merge", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, 405, map[string]any{"message": "Pull Request is not mergeable"})
-	}
+	})
 	err := f.provider(t).Merge(context.Background(), helloWorld, pullNum, vcs.MergeOptions{DeleteSourceBranch: true})
 	if atoll.ErrorCode(err) != atoll.ECONFLICT || errors.Is(err, vcs.ErrSourceBranchKept) {
 		t.Fatalf("err = %v; want ECONFLICT", err)
@@ -130,30 +114,15 @@ func TestMergeFailedKeepsBranch(t *testing.T) {
 	}
 }
 
-// refuse makes the fake answer method path with status and body.
-func (f *fakeGitHub) refuse(method, path string, status int, body string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.intercept = func(w http.ResponseWriter, r *http.Request) bool {
-		if r.Method != method || r.URL.Path != path {
-			return false
-		}
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(status)
-		w.Write([]byte(body))
-		return true
-	}
-}
-
 func TestUserTeams(t *testing.T) {
 	f := newFake(t)
-	f.teams = []fakeTeam{
-		{Slug: "platform"},
-		{Slug: "sre", Parent: "platform", Members: []string{"alice"}},
-		{Slug: "oncall", Parent: "sre", Members: []string{"Alice", "bob"}},
-		{Slug: "dev", Members: []string{"bob"}},
-		{Slug: "docs", Members: []string{"alice"}},
-	}
+	f.SetTeams(owner,
+		githubtest.Team{Slug: "platform"},
+		githubtest.Team{Slug: "sre", Parent: "platform", Members: []string{"alice"}},
+		githubtest.Team{Slug: "oncall", Parent: "sre", Members: []string{"Alice", "bob"}},
+		githubtest.Team{Slug: "dev", Members: []string{"bob"}},
+		githubtest.Team{Slug: "docs", Members: []string{"alice"}},
+	)
 	p := f.provider(t)
 	ctx := context.Background()
 	// Three direct teams over two pages, plus the ancestors platform and sre.
@@ -192,7 +161,7 @@ func TestUserTeams(t *testing.T) {
 		t.Errorf("user-owned repository: teams %v, err %v; want none", got, err)
 	}
 	// Other GraphQL errors are errors (a token without read:org).
-	f.refuse("POST", "/graphql", 200,
+	f.Refuse("POST", "/graphql", 200,
 		`{"data":{"organization":{"teams":null}},"errors":[{"type":"FORBIDDEN","message":"Resource not accessible by integration"}]}`)
 	if _, err := p.UserTeams(ctx, helloWorld, "carol"); err == nil || !strings.Contains(err.Error(), "Resource not accessible") {
 		t.Errorf("forbidden: err = %v", err)

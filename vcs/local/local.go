@@ -127,11 +127,7 @@ func (p *Provider) CreateComment(ctx context.Context, repo atoll.Repo, number in
 	if err != nil {
 		return "", err
 	}
-	var id int64
-	err = p.DB.Update(ctx, func(tx *store.Tx) (err error) {
-		id, err = tx.AddComment(pullID, Bot, body)
-		return err
-	})
+	id, err := p.DB.AddComment(ctx, pullID, Bot, body)
 	return fmt.Sprint(id), err
 }
 
@@ -141,7 +137,7 @@ func (p *Provider) UpdateComment(ctx context.Context, repo atoll.Repo, number in
 	if err != nil {
 		return err
 	}
-	return p.DB.Update(ctx, func(tx *store.Tx) error { return tx.UpdateComment(cid, body) })
+	return p.DB.UpdateComment(ctx, cid, body)
 }
 
 // HideComments implements vcs.Provider.
@@ -158,14 +154,12 @@ func (p *Provider) HideComments(ctx context.Context, repo atoll.Repo, number int
 		}
 		keepIDs = append(keepIDs, id)
 	}
-	return p.DB.Update(ctx, func(tx *store.Tx) error { return tx.HideComments(pullID, Bot, vcs.Marker(command), keepIDs...) })
+	return p.DB.HideComments(ctx, pullID, Bot, vcs.Marker(command), keepIDs...)
 }
 
 // SetStatus implements vcs.Provider.
 func (p *Provider) SetStatus(ctx context.Context, repo atoll.Repo, sha string, st vcs.Status) error {
-	return p.DB.Update(ctx, func(tx *store.Tx) error {
-		return tx.SetStatus(repo.ID, atoll.CommitStatus{SHA: sha, Context: st.Context, State: st.State, Description: st.Description, TargetURL: st.TargetURL})
-	})
+	return p.DB.SetStatus(ctx, repo.ID, atoll.CommitStatus{SHA: sha, Context: st.Context, State: st.State, Description: st.Description, TargetURL: st.TargetURL})
 }
 
 // CloneURL implements vcs.Provider.
@@ -200,7 +194,7 @@ func (p *Provider) Merge(ctx context.Context, repo atoll.Repo, number int, opts 
 	if _, err := git.Run(ctx, dir, nil, "update-ref", "refs/heads/"+d.BaseRef, commit, d.BaseSHA); err != nil {
 		return fmt.Errorf("local merge #%d: %w", number, err)
 	}
-	if err := p.DB.Update(ctx, func(tx *store.Tx) error { return tx.SetPullState(d.ID, atoll.PullMerged) }); err != nil {
+	if err := p.DB.MarkPullMerged(ctx, d.ID); err != nil {
 		return err
 	}
 	if opts.DeleteSourceBranch && d.HeadRef != "" && d.HeadRef != d.BaseRef {

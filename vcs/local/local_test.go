@@ -8,6 +8,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/demo"
 	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/vcs/local"
 )
 
@@ -16,11 +17,7 @@ import (
 func TestPlanApprovalCountsAsReview(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db := store.NewDB(filepath.Join(dir, "atoll.db"))
-	if err := db.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, storetest.Path(filepath.Join(dir, "atoll.db")))
 	repo, err := demo.Seed(ctx, db, dir, "http://127.0.0.1:1")
 	if err != nil {
 		t.Fatal(err)
