@@ -11,7 +11,6 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/repocfg"
-	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/terraform"
 	"github.com/atollhq/atoll/vcs"
 	"github.com/bmatcuk/doublestar/v4"
@@ -113,7 +112,7 @@ func selects(cmd *command.Command, j *atoll.Job) bool {
 // runApply applies one stored plan. The plan is marked applied in the store
 // before Terraform starts, so it can never be applied twice, and an apply
 // that is interrupted is never retried.
-func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *markdown.ProjectResult) error {
+func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *atoll.ProjectResult) error {
 	d, err := r.refresh(ctx, w)
 	if err != nil {
 		return err
@@ -150,10 +149,11 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	if err != nil {
 		return err
 	}
+	x := r.execution(w, j, sink)
 	// Init fails before the plan is marked applied: the plan stays.
 	if initFirst(j.Spec.ApplySteps) {
 		// InitArgs: jobs queued before workflows ran as steps.
-		if err := r.initProject(ctx, w, j, r.terraformFor(w, j), dir, j.Spec.InitArgs, sink); err != nil {
+		if err := x.initProject(ctx, x.tf, dir, j.Spec.InitArgs); err != nil {
 			return err
 		}
 	}
@@ -187,17 +187,17 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	res.ApprovedBy = approvedBy(approval)
 	w.applyRan(j.ID)
 	if j.Spec.ApplySteps != nil {
-		s := r.newSteps(w, j, dir, planFile, sink)
+		s := x.newSteps(dir, planFile)
 		err = s.run(ctx, j.Spec.ApplySteps)
 		res.Output = s.output()
 	} else {
 		// ApplyArgs: jobs queued before workflows ran as steps.
 		args := append(append([]string{}, j.Spec.ApplyArgs...), j.Spec.ExtraArgs...)
-		if err := r.checkVarFiles(dir, j.Dir, args); err != nil {
+		if err := checkVarFiles(dir, j.Dir, args); err != nil {
 			return err
 		}
 		sink.Write(atoll.StreamAtoll, commandLine(terraform.ApplyArgv(planFileName(j), args)))
-		res.Output, err = r.terraformFor(w, j).Apply(ctx, dir, planFile, args, sink.emit)
+		res.Output, err = x.tf.Apply(ctx, dir, planFile, args, x.emit)
 	}
 	if s, ok := terraform.ParseSummaryLine(res.Output); ok {
 		res.Summary = &s

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/markdown"
 )
 
 // planURL is the plan's page, where it is approved.
@@ -72,7 +71,7 @@ func (r *Runner) approvalBeforeApply(ctx context.Context, j *atoll.Job) (*atoll.
 // approvalLink links the plan's page from the comment of an apply refused
 // for want of an approval (the only EFORBIDDEN of the approval checks), and
 // returns err.
-func (r *Runner) approvalLink(res *markdown.ProjectResult, j *atoll.Job, err error) error {
+func (r *Runner) approvalLink(res *atoll.ProjectResult, j *atoll.Job, err error) error {
 	if atoll.ErrorCode(err) == atoll.EFORBIDDEN {
 		res.ApprovalURL = r.planURL(j.Spec.PlanID)
 	}

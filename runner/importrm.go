@@ -11,7 +11,6 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/command"
-	"github.com/atollhq/atoll/runner/markdown"
 )
 
 // importRm runs an "import ADDRESS ID" or "state rm ADDRESS..." comment as
@@ -74,7 +73,7 @@ func commandText(kind string) string {
 // runImportRm runs one import or state rm job whose lock its request holds.
 // import_requirements are checked first (Atlantis checks them for import
 // only); refused, the job gives back a lock taken for it.
-func (r *Runner) runImportRm(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *markdown.ProjectResult) error {
+func (r *Runner) runImportRm(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *atoll.ProjectResult) error {
 	if j.Kind == atoll.JobImport && len(j.Spec.ImportRequirements) > 0 {
 		d, err := r.refresh(ctx, w)
 		if err != nil {
@@ -98,8 +97,9 @@ func (r *Runner) runImportRm(ctx context.Context, w *work, j *atoll.Job, sink *l
 	if steps != nil {
 		initArgs = nil
 	}
+	x := r.execution(w, j, sink)
 	if initFirst(steps) {
-		if err := r.initProject(ctx, w, j, r.terraformFor(w, j), dir, initArgs, sink); err != nil {
+		if err := x.initProject(ctx, x.tf, dir, initArgs); err != nil {
 			return err
 		}
 	}
@@ -107,7 +107,7 @@ func (r *Runner) runImportRm(ctx context.Context, w *work, j *atoll.Job, sink *l
 		steps = []atoll.Step{{Name: j.Kind}}
 	}
 	planFile := filepath.Join(dir, planFileName(j))
-	s := r.newSteps(w, j, dir, planFile, sink)
+	s := x.newSteps(dir, planFile)
 	err = s.run(ctx, steps)
 	res.Output = s.output()
 	if err != nil {

@@ -17,12 +17,12 @@ import (
 // jobFunc does one job's work. On success it must itself record the job as
 // succeeded (in the same commit as what the job produced, after flushing the
 // job's log); on error runJob records the failure.
-type jobFunc func(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *markdown.ProjectResult) error
+type jobFunc func(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *atoll.ProjectResult) error
 
 // outcome is one job's part of a request's report.
 type outcome struct {
 	job *atoll.Job
-	res markdown.ProjectResult
+	res atoll.ProjectResult
 	// final is set once the job's final state is committed: only then may
 	// the pull request be told how it ended.
 	final bool
@@ -124,7 +124,7 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 // that ended in an earlier run of its request, how it ended (told already,
 // unless the report was lost).
 func storedOutcome(ctx context.Context, r *Runner, j *atoll.Job) outcome {
-	o := outcome{job: j, res: markdown.ProjectResult{Dir: j.Dir, Workspace: j.Workspace, Project: j.Project, Command: j.Kind, JobURL: r.jobURL(j.ID)}}
+	o := outcome{job: j, res: atoll.ProjectResult{Dir: j.Dir, Workspace: j.Workspace, Project: j.Project, Command: j.Kind, JobURL: r.jobURL(j.ID)}}
 	if j.State == atoll.JobQueued {
 		return o
 	}
@@ -269,9 +269,6 @@ func safeName(s string) string {
 		return r
 	}, s)
 }
-
-// emit adapts the sink to terraform's line callback.
-func (s *logSink) emit(l terraform.Line) { s.Write(l.Stream, l.Text) }
 
 func summarize(show []byte) (atoll.Summary, error) {
 	s, err := terraform.Summarize(show)

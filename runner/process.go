@@ -64,6 +64,8 @@ func (r *Runner) process(req *atoll.Request) {
 	started := time.Now()
 	w, err := r.load(ctx, req, log)
 	if err == nil {
+		r.requests.Store(req.ID, w)
+		defer r.requests.Delete(req.ID)
 		log.Info("request started")
 		err = r.dispatch(ctx, w)
 		w.releaseDirs()

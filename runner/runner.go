@@ -20,6 +20,7 @@ import (
 	"github.com/atollhq/atoll/gitcred"
 	"github.com/atollhq/atoll/metrics"
 	"github.com/atollhq/atoll/procs"
+	"github.com/atollhq/atoll/runner/executor"
 	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/runner/notify"
 	"github.com/atollhq/atoll/terraform"
@@ -63,9 +64,15 @@ type Runner struct {
 	// Notifications sends apply notifications (--webhooks-config) from the
 	// store's outbox while the runner runs; nil sends none.
 	Notifications *notify.Outbox
+	// Executor runs plan jobs (see package executor); nil runs them in
+	// this process (LocalExecutor).
+	Executor executor.Executor
 
-	running running // requests being worked on, so cancel can interrupt a plan (cancel.go)
-	wake    chan struct{}
+	// requests holds the *work of each request being worked on, by id:
+	// the in-process executor's checkouts are the request's (exec.go).
+	requests sync.Map
+	running  running // requests being worked on, so cancel can interrupt a plan (cancel.go)
+	wake     chan struct{}
 	// notifyWake wakes the notification sender (notifications.go).
 	notifyWake chan struct{}
 	stop       chan struct{}

@@ -102,7 +102,7 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 	ctx, cancel := reportContext(ctx)
 	defer cancel()
 	ok, final := 0, true
-	var tell []markdown.ProjectResult
+	var tell []atoll.ProjectResult
 	var told []int64
 	fresh := true
 	for _, o := range outcomes {

@@ -69,7 +69,7 @@ func newStepsFixture(t *testing.T, extraArgs ...string) *stepsFixture {
 }
 
 func (f *stepsFixture) steps() *steps {
-	return f.r.newSteps(f.w, f.j, f.dir, filepath.Join(f.dir, planFileName(f.j)), f.sink)
+	return f.r.execution(f.w, f.j, f.sink).newSteps(f.dir, filepath.Join(f.dir, planFileName(f.j)))
 }
 
 func run(command string) atoll.Step { return atoll.Step{Name: "run", Command: command} }
