@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/repocfg"
-	"github.com/atollhq/atoll/terraform"
 	"github.com/atollhq/atoll/vcs"
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -145,63 +142,44 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	if err != nil {
 		return err
 	}
-	dir, err := r.checkoutProject(ctx, w, j, sink)
-	if err != nil {
+	if err := r.useTerraform(ctx, w, j, sink); err != nil {
 		return err
 	}
-	x := r.execution(w, j, sink)
-	// Init fails before the plan is marked applied: the plan stays.
-	if initFirst(j.Spec.ApplySteps) {
-		// InitArgs: jobs queued before workflows ran as steps.
-		if err := x.initProject(ctx, x.tf, dir, j.Spec.InitArgs); err != nil {
-			return err
+	spec := r.execSpec(w, j)
+	spec.Plan = file
+	// The executor checks out and inits, then asks startApply before
+	// Terraform changes anything: init fails before the plan is marked
+	// applied, and the plan stays.
+	startApply := func(ctx context.Context) error {
+		start := atoll.ApplyStart{PlanID: j.Spec.PlanID, Unlocked: lockMode(j) == repocfg.LockDisabled,
+			Approve: func(ref *atoll.PlanRef, decision *atoll.Approval, now time.Time) (*atoll.Approval, error) {
+				return r.checkApproval(j, ref, decision, now)
+			},
+			Event: func(approval *atoll.Approval) atoll.Event {
+				detail := fmt.Sprintf("%s: plan %d", projectLabel(j.Dir, j.Workspace, j.Project), j.Spec.PlanID)
+				if approval != nil {
+					detail += fmt.Sprintf(", approved by %s (approval %d)", approvedBy(approval), approval.ID)
+				}
+				return atoll.Event{Actor: j.User, Action: "apply.start", Repo: j.Repo, Pull: j.Pull, Detail: detail, Source: w.req.Source}
+			}}
+		// A --clear-policy-approval committed after the first check still
+		// stops it: the checks are read again in the transaction.
+		if r.policiesOn(w, j) {
+			start.Policies = func(checks []atoll.PolicyCheck) error { return r.policiesBlock(w, j, checks) }
 		}
-	}
-	planFile := filepath.Join(dir, planFileName(j))
-	if err := os.WriteFile(planFile, file, 0o600); err != nil {
-		return fmt.Errorf("write plan file: %w", err)
-	}
-	start := atoll.ApplyStart{PlanID: j.Spec.PlanID, Unlocked: lockMode(j) == repocfg.LockDisabled,
-		Approve: func(ref *atoll.PlanRef, decision *atoll.Approval, now time.Time) (*atoll.Approval, error) {
-			return r.checkApproval(j, ref, decision, now)
-		},
-		Event: func(approval *atoll.Approval) atoll.Event {
-			detail := fmt.Sprintf("%s: plan %d", projectLabel(j.Dir, j.Workspace, j.Project), j.Spec.PlanID)
-			if approval != nil {
-				detail += fmt.Sprintf(", approved by %s (approval %d)", approvedBy(approval), approval.ID)
-			}
-			return atoll.Event{Actor: j.User, Action: "apply.start", Repo: j.Repo, Pull: j.Pull, Detail: detail, Source: w.req.Source}
-		}}
-	// A --clear-policy-approval committed after the first check still
-	// stops it: the checks are read again in the transaction.
-	if r.policiesOn(w, j) {
-		start.Policies = func(checks []atoll.PolicyCheck) error { return r.policiesBlock(w, j, checks) }
-	}
-	err = r.commit("start apply", func(ctx context.Context) (err error) {
-		approval, err = r.DB.StartApply(ctx, start)
-		return err
-	})
-	if err != nil {
-		return r.approvalLink(res, j, err)
-	}
-	res.ApprovedBy = approvedBy(approval)
-	w.applyRan(j.ID)
-	if j.Spec.ApplySteps != nil {
-		s := x.newSteps(dir, planFile)
-		err = s.run(ctx, j.Spec.ApplySteps)
-		res.Output = s.output()
-	} else {
-		// ApplyArgs: jobs queued before workflows ran as steps.
-		args := append(append([]string{}, j.Spec.ApplyArgs...), j.Spec.ExtraArgs...)
-		if err := checkVarFiles(dir, j.Dir, args); err != nil {
+		err := r.commit("start apply", func(ctx context.Context) (err error) {
+			approval, err = r.DB.StartApply(ctx, start)
 			return err
+		})
+		if err != nil {
+			return r.approvalLink(res, j, err)
 		}
-		sink.Write(atoll.StreamAtoll, commandLine(terraform.ApplyArgv(planFileName(j), args)))
-		res.Output, err = x.tf.Apply(ctx, dir, planFile, args, x.emit)
+		res.ApprovedBy = approvedBy(approval)
+		w.applyRan(j.ID)
+		return nil
 	}
-	if s, ok := terraform.ParseSummaryLine(res.Output); ok {
-		res.Summary = &s
-	}
+	out, err := r.executor().Run(ctx, spec, jobEvents{sink, startApply})
+	res.Output, res.Summary = out.Output, out.Summary
 	if err != nil {
 		return err
 	}

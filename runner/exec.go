@@ -71,3 +71,18 @@ func (c requestCheckouts) Checkout(ctx context.Context, co executor.Checkout) (s
 	}
 	return c.r.checkout(ctx, w.(*work), co.Workspace, co.HeadSHA)
 }
+
+// jobEvents is what an executor tells the runner while a job runs: its log
+// lines (the job's sink) and, for an apply, the moment before Terraform
+// changes anything.
+type jobEvents struct {
+	*logSink
+	applying func(context.Context) error
+}
+
+func (e jobEvents) Applying(ctx context.Context) error {
+	if e.applying == nil {
+		return nil
+	}
+	return e.applying(ctx)
+}

@@ -22,10 +22,19 @@ type dirCheckouts string
 
 func (d dirCheckouts) Checkout(context.Context, executor.Checkout) (string, error) { return string(d), nil }
 
-// lines is a LogSink that keeps what it is given.
+// lines is the runner's side of a job's events: it keeps the log lines
+// and counts the applies it lets start.
 type lines struct {
-	mu   sync.Mutex
-	text []string
+	mu       sync.Mutex
+	text     []string
+	applying int
+}
+
+func (l *lines) Applying(context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.applying++
+	return nil
 }
 
 func (l *lines) Write(stream, text string) {
@@ -37,7 +46,8 @@ func (l *lines) Write(stream, text string) {
 // The executor is the seam a remote worker implements: given a spec that
 // came over the wire (JSON) and a checkout, it plans a real project with
 // Terraform and returns the plan, with no store, no VCS provider and no
-// Runner.
+// Runner; given that plan back, it applies it once the runner's Applying
+// lets it.
 func TestLocalExecutorPlans(t *testing.T) {
 	bin := os.Getenv("ATOLL_TEST_TERRAFORM")
 	if bin == "" {
@@ -109,5 +119,25 @@ func TestLocalExecutorPlans(t *testing.T) {
 	}
 	if got.Summary == nil || *got.Summary != *res.Summary || string(got.Plan) != string(res.Plan) || got.Output != res.Output {
 		t.Errorf("result changed on the wire")
+	}
+
+	// The stored plan is applied once the runner lets it start.
+	apply := spec
+	apply.Job.ID, apply.Job.Kind, apply.Plan = 2, atoll.JobApply, got.Plan
+	if log.applying != 0 {
+		t.Fatalf("a plan asked to apply")
+	}
+	res, err = e.Run(context.Background(), apply, log)
+	if err != nil {
+		t.Fatalf("apply: %v\nlog:\n%s", err, strings.Join(log.text, "\n"))
+	}
+	if log.applying != 1 {
+		t.Errorf("Applying called %d times, want 1", log.applying)
+	}
+	if res.Summary == nil || res.Summary.Add != 1 {
+		t.Errorf("apply summary %+v, want 1 added\n%s", res.Summary, res.Output)
+	}
+	if _, err := os.Stat(filepath.Join(root, "stacks", "app", "terraform.tfstate")); err != nil {
+		t.Errorf("no state after the apply: %v", err)
 	}
 }

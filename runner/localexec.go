@@ -48,14 +48,19 @@ type Checkouts interface {
 }
 
 // Run runs one plan job (checkout, init, plan, show, policy checks) and
-// returns the plan, its JSON and summary, and the policy results.
-func (e *LocalExecutor) Run(ctx context.Context, spec executor.Spec, sink executor.LogSink) (executor.Result, error) {
+// returns the plan, its JSON and summary, and the policy results; or one
+// apply job (checkout, init, the plan file, events.Applying, apply) and
+// returns its output and summary.
+func (e *LocalExecutor) Run(ctx context.Context, spec executor.Spec, events executor.Events) (executor.Result, error) {
 	j := jobOf(spec.Job)
-	x := e.execution(spec, j, sink)
-	if j.Kind != atoll.JobPlan {
-		return executor.Result{}, atoll.Errorf(atoll.EINTERNAL, "The executor does not run %s jobs.", j.Kind)
+	x := e.execution(spec, j, events)
+	switch j.Kind {
+	case atoll.JobPlan:
+		return x.plan(ctx, spec)
+	case atoll.JobApply:
+		return x.apply(ctx, spec, events)
 	}
-	return x.plan(ctx, spec)
+	return executor.Result{}, atoll.Errorf(atoll.EINTERNAL, "The executor does not run %s jobs.", j.Kind)
 }
 
 // jobOf is the job as the in-process code reads it.
@@ -147,12 +152,7 @@ func (x *execution) terraformPath() []string {
 func (x *execution) plan(ctx context.Context, spec executor.Spec) (executor.Result, error) {
 	var res executor.Result
 	j := x.j
-	x.sink.Write(atoll.StreamAtoll, fmt.Sprintf("Checking out %s at %s (workspace %s)", j.Repo, short(j.HeadSHA), j.Workspace))
-	root, err := x.e.Checkouts.Checkout(ctx, spec.Checkout)
-	if err != nil {
-		return res, err
-	}
-	dir, err := projectDir(root, j)
+	root, dir, err := x.checkout(ctx, spec)
 	if err != nil {
 		return res, err
 	}
@@ -223,6 +223,59 @@ func (x *execution) plan(ctx context.Context, spec executor.Spec) (executor.Resu
 	}
 	res.Plan, res.ShowJSON = file, show
 	return res, nil
+}
+
+// checkout brings the job's checkout to its commit and returns the project
+// dir.
+func (x *execution) checkout(ctx context.Context, spec executor.Spec) (root, dir string, err error) {
+	j := x.j
+	x.sink.Write(atoll.StreamAtoll, fmt.Sprintf("Checking out %s at %s (workspace %s)", j.Repo, short(j.HeadSHA), j.Workspace))
+	if root, err = x.e.Checkouts.Checkout(ctx, spec.Checkout); err != nil {
+		return "", "", err
+	}
+	dir, err = projectDir(root, j)
+	return root, dir, err
+}
+
+// apply applies spec.Plan once events.Applying allows it.
+func (x *execution) apply(ctx context.Context, spec executor.Spec, events executor.Events) (executor.Result, error) {
+	var res executor.Result
+	j := x.j
+	_, dir, err := x.checkout(ctx, spec)
+	if err != nil {
+		return res, err
+	}
+	// Init fails before the plan is marked applied: the plan stays.
+	if initFirst(j.Spec.ApplySteps) {
+		// InitArgs: jobs queued before workflows ran as steps.
+		if err := x.initProject(ctx, x.tf, dir, j.Spec.InitArgs); err != nil {
+			return res, err
+		}
+	}
+	planFile := filepath.Join(dir, planFileName(j))
+	if err := os.WriteFile(planFile, spec.Plan, 0o600); err != nil {
+		return res, fmt.Errorf("write plan file: %w", err)
+	}
+	if err := events.Applying(ctx); err != nil {
+		return res, err
+	}
+	if j.Spec.ApplySteps != nil {
+		s := x.newSteps(dir, planFile)
+		err = s.run(ctx, j.Spec.ApplySteps)
+		res.Output = s.output()
+	} else {
+		// ApplyArgs: jobs queued before workflows ran as steps.
+		args := append(append([]string{}, j.Spec.ApplyArgs...), j.Spec.ExtraArgs...)
+		if err := checkVarFiles(dir, j.Dir, args); err != nil {
+			return res, err
+		}
+		x.sink.Write(atoll.StreamAtoll, commandLine(terraform.ApplyArgv(planFileName(j), args)))
+		res.Output, err = x.tf.Apply(ctx, dir, planFile, args, x.emit)
+	}
+	if s, ok := terraform.ParseSummaryLine(res.Output); ok {
+		res.Summary = &s
+	}
+	return res, err
 }
 
 // projectDir is the job's project dir in the checkout at root, refused

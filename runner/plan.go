@@ -236,7 +236,7 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 	if err := r.useTerraform(ctx, w, j, sink); err != nil {
 		return err
 	}
-	out, err := r.executor().Run(ctx, r.execSpec(w, j), sink)
+	out, err := r.executor().Run(ctx, r.execSpec(w, j), jobEvents{logSink: sink})
 	res.Output, res.Summary, res.Policies = out.Output, out.Summary, out.Policies
 	if out.BaseSHA != "" {
 		// The base the checkout was merged onto: stored with the plan for

@@ -4,8 +4,8 @@
 // policy checks) with Terraform. The runner hands an Executor a Spec and
 // gets back a Result; both are plain data, so that an executor may live in
 // another process (a pull-based worker, a Kubernetes Job) and receive the
-// spec and send back the result over HTTP. Live log lines go through a
-// LogSink as they are written.
+// spec and send back the result over HTTP. Live log lines, and the one
+// moment an apply must ask the runner (Applying), go through Events.
 //
 // The runner's in-process implementation is runner.LocalExecutor.
 package executor
@@ -22,13 +22,25 @@ import (
 // then in the Result); the runner records it and tells the user its
 // message (an *atoll.Error's as it is).
 type Executor interface {
-	Run(ctx context.Context, spec Spec, log LogSink) (Result, error)
+	Run(ctx context.Context, spec Spec, events Events) (Result, error)
 }
 
 // LogSink receives the job's log lines as they are written, numbered and
 // stored by the runner. stream is one of atoll.Stream*.
 type LogSink interface {
 	Write(stream, text string)
+}
+
+// Events is what the runner is told while a job runs.
+type Events interface {
+	LogSink
+	// Applying is called by an apply once its checkout and init are done
+	// and the plan file is in place, before Terraform changes anything:
+	// the runner marks the plan applied in the store there (so that it is
+	// never applied twice), checking its approval and policies once more.
+	// An error stops the job with nothing applied, and is its failure. A
+	// remote executor asks the server this over the wire.
+	Applying(ctx context.Context) error
 }
 
 // Spec is everything an executor needs to run one job.
@@ -46,13 +58,15 @@ type Spec struct {
 	// steps the check instead of conftest (custom_policy_check).
 	PolicyCheck       bool `json:"policy_check,omitempty"`
 	CustomPolicyCheck bool `json:"custom_policy_check,omitempty"`
+	// Plan is, for an apply, the stored plan file to apply.
+	Plan []byte `json:"plan,omitempty"`
 }
 
 // Job is the job to run: its row's columns that execution reads, and its
 // spec as stored.
 type Job struct {
 	ID        int64  `json:"id"`
-	Kind      string `json:"kind"` // atoll.JobPlan
+	Kind      string `json:"kind"` // atoll.JobPlan or atoll.JobApply
 	Repo      string `json:"repo"` // owner/name
 	Pull      int    `json:"pull"`
 	Project   string `json:"project,omitempty"`
