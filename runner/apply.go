@@ -26,17 +26,17 @@ func (r *Runner) apply(ctx context.Context, w *work, cmd *command.Command) error
 		if f, err := r.DB.Freeze(ctx); err != nil {
 			return err
 		} else if f.On {
-			return r.reply(ctx, w, "apply", "**Apply refused**: "+f.Message())
+			return r.reporter().reply(ctx, w, "apply", "**Apply refused**: "+f.Message())
 		}
 		if jobs, err = r.resolveApply(ctx, w, cmd); err != nil {
 			return r.fail(ctx, w, "apply", err)
 		}
 	}
 	if len(jobs) == 0 {
-		return r.reply(ctx, w, "apply", fmt.Sprintf("Ran Apply for 0 projects: there are no unapplied plans%s. Run `%s plan` first.",
+		return r.reporter().reply(ctx, w, "apply", fmt.Sprintf("Ran Apply for 0 projects: there are no unapplied plans%s. Run `%s plan` first.",
 			selectionText(cmd), r.Parser.ExecutableName))
 	}
-	r.status(ctx, w, w.pull.HeadSHA, "apply", "", vcs.StatusPending, fmt.Sprintf("Applying %d project(s)...", len(jobs)), r.pullURL(w))
+	r.reporter().status(ctx, w, w.pull.HeadSHA, "apply", "", vcs.StatusPending, fmt.Sprintf("Applying %d project(s)...", len(jobs)), r.reporter().pullURL(w))
 	outcomes := r.runLocked(ctx, w, jobs, r.runApply) // locks: with on_apply
 	if err := r.report(ctx, w, "apply", w.pull.HeadSHA, outcomes); err != nil {
 		return err
@@ -222,18 +222,18 @@ func (r *Runner) automerge(ctx context.Context, w *work, cmd *command.Command, o
 	applied := outcomes[0].job.HeadSHA
 	for _, o := range outcomes[1:] {
 		if o.job.HeadSHA != applied {
-			return r.reply(ctx, w, "automerge", fmt.Sprintf("Not automatically merged: this apply ran on two commits (%s and %s).", short(applied), short(o.job.HeadSHA)))
+			return r.reporter().reply(ctx, w, "automerge", fmt.Sprintf("Not automatically merged: this apply ran on two commits (%s and %s).", short(applied), short(o.job.HeadSHA)))
 		}
 	}
 	opts := vcs.MergeOptions{Method: orDefault(cmd.AutoMergeMethod, orDefault(r.AutomergeMethod, "merge")), DeleteSourceBranch: outcomes[0].job.Spec.DeleteSourceBranch, HeadSHA: applied}
 	if err := w.vcs.Merge(ctx, *w.repo, w.pull.Number, opts); errors.Is(err, vcs.ErrMergeQueued) {
 		w.log.Warn("automerge queued", "err", err)
-		return r.reply(ctx, w, "automerge", "Automerge queued, not merged yet: all plans were successfully applied and the merge was requested, but "+atoll.ErrorMessage(err))
+		return r.reporter().reply(ctx, w, "automerge", "Automerge queued, not merged yet: all plans were successfully applied and the merge was requested, but "+atoll.ErrorMessage(err))
 	} else if errors.Is(err, vcs.ErrSourceBranchKept) {
 		w.log.Warn("automerge kept the source branch", "branch", w.pull.HeadRef, "err", err)
-		return r.reply(ctx, w, "automerge", fmt.Sprintf("Automatically merged because all plans were successfully applied, but the source branch `%s` could not be deleted: %s", w.pull.HeadRef, atoll.ErrorMessage(err)))
+		return r.reporter().reply(ctx, w, "automerge", fmt.Sprintf("Automatically merged because all plans were successfully applied, but the source branch `%s` could not be deleted: %s", w.pull.HeadRef, atoll.ErrorMessage(err)))
 	} else if err != nil {
-		return r.reply(ctx, w, "automerge", "Automerge failed: "+atoll.ErrorMessage(err))
+		return r.reporter().reply(ctx, w, "automerge", "Automerge failed: "+atoll.ErrorMessage(err))
 	}
-	return r.reply(ctx, w, "automerge", "Automatically merged because all plans were successfully applied.")
+	return r.reporter().reply(ctx, w, "automerge", "Automatically merged because all plans were successfully applied.")
 }

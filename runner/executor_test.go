@@ -20,7 +20,9 @@ import (
 // dirCheckouts serves one directory as every checkout.
 type dirCheckouts string
 
-func (d dirCheckouts) Checkout(context.Context, executor.Checkout) (string, error) { return string(d), nil }
+func (d dirCheckouts) Checkout(context.Context, executor.Checkout) (string, error) {
+	return string(d), nil
+}
 
 // lines is the runner's side of a job's events: it keeps the log lines
 // and counts the applies it lets start.

@@ -24,7 +24,7 @@ func (r *Runner) importRm(ctx context.Context, w *work, cmd *command.Command) er
 		kind = atoll.JobStateRm
 	}
 	if w.pull.State != atoll.PullOpen {
-		return r.reply(ctx, w, "error", fmt.Sprintf("This pull request is %s: Atoll does not run %s on closed pull requests.", w.pull.State, commandText(kind)))
+		return r.reporter().reply(ctx, w, "error", fmt.Sprintf("This pull request is %s: Atoll does not run %s on closed pull requests.", w.pull.State, commandText(kind)))
 	}
 	jobs, err := r.DB.RequestJobs(ctx, w.req.ID)
 	if err != nil {
@@ -35,14 +35,14 @@ func (r *Runner) importRm(ctx context.Context, w *work, cmd *command.Command) er
 		if f, err := r.DB.Freeze(ctx); err != nil {
 			return err
 		} else if f.On {
-			return r.reply(ctx, w, kind, fmt.Sprintf("**%s refused**: %s changes the state, as an apply does. %s", title(kind), commandText(kind), f.Message()))
+			return r.reporter().reply(ctx, w, kind, fmt.Sprintf("**%s refused**: %s changes the state, as an apply does. %s", title(kind), commandText(kind), f.Message()))
 		}
 		if jobs, err = r.resolvePlan(ctx, w, cmd, false); err != nil {
 			return r.fail(ctx, w, kind, err)
 		}
 	}
 	if len(jobs) == 0 {
-		return r.reply(ctx, w, kind, fmt.Sprintf("Ran %s for 0 projects: no modified Terraform projects were found in this pull request. Name the project with `-d` or `-p`.", title(kind)))
+		return r.reporter().reply(ctx, w, kind, fmt.Sprintf("Ran %s for 0 projects: no modified Terraform projects were found in this pull request. Name the project with `-d` or `-p`.", title(kind)))
 	}
 	return r.report(ctx, w, kind, jobs[0].HeadSHA, r.runLocked(ctx, w, jobs, r.runImportRm))
 }

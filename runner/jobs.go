@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/terraform"
 	"github.com/atollhq/atoll/vcs"
 )
@@ -59,7 +58,7 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 		}
 		done[i] = make(chan struct{})
 		outcomes[i] = storedOutcome(ctx, r, j)
-		outcomes[i].res.LockURL = r.lockURL(w, j)
+		outcomes[i].res.LockURL = r.reporter().lockURL(w, j)
 		if j.State != atoll.JobQueued {
 			close(done[i])
 		}
@@ -124,7 +123,7 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 // that ended in an earlier run of its request, how it ended (told already,
 // unless the report was lost).
 func storedOutcome(ctx context.Context, r *Runner, j *atoll.Job) outcome {
-	o := outcome{job: j, res: atoll.ProjectResult{Dir: j.Dir, Workspace: j.Workspace, Project: j.Project, Command: j.Kind, JobURL: r.jobURL(j.ID)}}
+	o := outcome{job: j, res: atoll.ProjectResult{Dir: j.Dir, Workspace: j.Workspace, Project: j.Project, Command: j.Kind, JobURL: r.reporter().jobURL(j.ID)}}
 	if j.State == atoll.JobQueued {
 		return o
 	}
@@ -162,7 +161,7 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 		return
 	}
 	label := projectLabel(j.Dir, j.Workspace, j.Project)
-	r.status(ctx, w, j.HeadSHA, j.Kind, label, vcs.StatusPending, title(j.Kind)+" in progress...", r.jobURL(j.ID))
+	r.reporter().status(ctx, w, j.HeadSHA, j.Kind, label, vcs.StatusPending, title(j.Kind)+" in progress...", r.reporter().jobURL(j.ID))
 	sink, err := r.newLogSink(j, log)
 	if err != nil {
 		log.Error("start job log", "err", err)
@@ -225,10 +224,7 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 	if state != atoll.JobSucceeded {
 		st = vcs.StatusFailure
 	}
-	told := *res
-	told.Command = j.Kind
-	r.statusWith(context.WithoutCancel(ctx), w, j.HeadSHA, j.Kind, label,
-		vcs.Status{State: st, Description: desc, TargetURL: r.jobURL(j.ID), Details: markdown.StatusDetails(told)})
+	r.reporter().jobStatus(context.WithoutCancel(ctx), w, j, st, desc, *res)
 }
 
 // userError is what a user is shown for err: coded messages as they are,

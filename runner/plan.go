@@ -36,16 +36,16 @@ func (r *Runner) plan(ctx context.Context, w *work, cmd *command.Command, autopl
 		if r.silenceNoProjectStatus(autoplan) {
 			w.log.Info("no projects: no commit status (--silence-vcs-status-no-plans, --silence-vcs-status-no-projects)")
 		} else {
-			r.status(ctx, w, sha, "plan", "", vcs.StatusSuccess, "0/0 projects planned: no Terraform changes.", "")
+			r.reporter().status(ctx, w, sha, "plan", "", vcs.StatusSuccess, "0/0 projects planned: no Terraform changes.", "")
 			// Nothing to apply either: required apply checks must pass.
-			r.status(ctx, w, sha, "apply", "", vcs.StatusSuccess, "0/0 projects applied successfully.", "")
+			r.reporter().status(ctx, w, sha, "apply", "", vcs.StatusSuccess, "0/0 projects applied successfully.", "")
 		}
 		if autoplan || r.SilenceNoProjects {
 			return nil
 		}
-		return r.reply(ctx, w, "plan", "Ran Plan for 0 projects: no modified Terraform projects were found in this pull request.")
+		return r.reporter().reply(ctx, w, "plan", "Ran Plan for 0 projects: no modified Terraform projects were found in this pull request.")
 	}
-	r.status(ctx, w, sha, "plan", "", vcs.StatusPending, fmt.Sprintf("Planning %d project(s)...", len(jobs)), r.pullURL(w))
+	r.reporter().status(ctx, w, sha, "plan", "", vcs.StatusPending, fmt.Sprintf("Planning %d project(s)...", len(jobs)), r.reporter().pullURL(w))
 	err = r.report(ctx, w, "plan", sha, r.runPlans(ctx, w, jobs))
 	r.policyStatuses(ctx, w, sha)
 	// Plans without changes may complete the pull request's apply status.
@@ -63,9 +63,7 @@ func (r *Runner) fail(ctx context.Context, w *work, command string, err error) e
 		return nil
 	}
 	w.log.Error(command+" failed", "err", err)
-	r.status(ctx, w, w.pull.HeadSHA, command, "", vcs.StatusFailure, "Failed: see the pull request comment.", r.pullURL(w))
-	body := r.Markdown.Error(command, atoll.ErrorMessage(err), vcs.Marker(command))
-	if _, cerr := w.comment(ctx, body); cerr != nil {
+	if cerr := r.reporter().failure(ctx, w, command, err); cerr != nil {
 		return fmt.Errorf("%w (and commenting failed: %v)", err, cerr)
 	}
 	return err

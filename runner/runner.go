@@ -255,10 +255,3 @@ func (r *Runner) provider(kind string) (vcs.Provider, error) {
 	}
 	return p, nil
 }
-
-func (r *Runner) jobURL(id int64) string {
-	if r.PublicURL == "" {
-		return ""
-	}
-	return r.PublicURL + "/jobs/" + itoa(id)
-}
