@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -226,14 +225,5 @@ func (r *Runner) automerge(ctx context.Context, w *work, cmd *command.Command, o
 		}
 	}
 	opts := vcs.MergeOptions{Method: orDefault(cmd.AutoMergeMethod, orDefault(r.AutomergeMethod, "merge")), DeleteSourceBranch: outcomes[0].job.Spec.DeleteSourceBranch, HeadSHA: applied}
-	if err := w.vcs.Merge(ctx, *w.repo, w.pull.Number, opts); errors.Is(err, vcs.ErrMergeQueued) {
-		w.log.Warn("automerge queued", "err", err)
-		return r.reporter().reply(ctx, w, "automerge", "Automerge queued, not merged yet: all plans were successfully applied and the merge was requested, but "+atoll.ErrorMessage(err))
-	} else if errors.Is(err, vcs.ErrSourceBranchKept) {
-		w.log.Warn("automerge kept the source branch", "branch", w.pull.HeadRef, "err", err)
-		return r.reporter().reply(ctx, w, "automerge", fmt.Sprintf("Automatically merged because all plans were successfully applied, but the source branch `%s` could not be deleted: %s", w.pull.HeadRef, atoll.ErrorMessage(err)))
-	} else if err != nil {
-		return r.reporter().reply(ctx, w, "automerge", "Automerge failed: "+atoll.ErrorMessage(err))
-	}
-	return r.reporter().reply(ctx, w, "automerge", "Automatically merged because all plans were successfully applied.")
+	return r.reporter().merge(ctx, w, opts)
 }

@@ -131,7 +131,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 	if err != nil {
 		return nil, err
 	}
-	r.warnConfig(ctx, w, cfg)
+	r.reporter().warnConfig(ctx, w, cfg)
 	var projects []repocfg.Project
 	if explicit {
 		projects, err = r.findTargeted(ctx, w, cfg, root, cmd)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -45,4 +46,41 @@ func (rp reporter) failure(ctx context.Context, w *work, command string, err err
 	rp.status(ctx, w, w.pull.HeadSHA, command, "", vcs.StatusFailure, "Failed: see the pull request comment.", rp.pullURL(w))
 	_, cerr := w.comment(ctx, rp.md.Error(command, atoll.ErrorMessage(err), vcs.Marker(command)))
 	return cerr
+}
+
+// merge merges the pull request (automerge) and says how it went.
+func (rp reporter) merge(ctx context.Context, w *work, opts vcs.MergeOptions) error {
+	if err := w.vcs.Merge(ctx, *w.repo, w.pull.Number, opts); errors.Is(err, vcs.ErrMergeQueued) {
+		w.log.Warn("automerge queued", "err", err)
+		return rp.reply(ctx, w, "automerge", "Automerge queued, not merged yet: all plans were successfully applied and the merge was requested, but "+atoll.ErrorMessage(err))
+	} else if errors.Is(err, vcs.ErrSourceBranchKept) {
+		w.log.Warn("automerge kept the source branch", "branch", w.pull.HeadRef, "err", err)
+		return rp.reply(ctx, w, "automerge", fmt.Sprintf("Automatically merged because all plans were successfully applied, but the source branch `%s` could not be deleted: %s", w.pull.HeadRef, atoll.ErrorMessage(err)))
+	} else if err != nil {
+		return rp.reply(ctx, w, "automerge", "Automerge failed: "+atoll.ErrorMessage(err))
+	}
+	return rp.reply(ctx, w, "automerge", "Automatically merged because all plans were successfully applied.")
+}
+
+// hidePrevious hides the pull request's earlier comments of command, all
+// but those just posted (--hide-prev-plan-comments).
+func (rp reporter) hidePrevious(ctx context.Context, w *work, command string, posted []string) {
+	if err := w.vcs.HideComments(ctx, *w.repo, w.pull.Number, command, posted...); err != nil {
+		w.log.Warn("hide earlier comments", "err", err)
+	}
+}
+
+// dismissApprovals dismisses the pull request's approvals where the host
+// can (--discard-approval-on-plan); a failure is logged.
+func (rp reporter) dismissApprovals(ctx context.Context, w *work) {
+	d, ok := vcs.As[vcs.ApprovalDismisser](w.vcs)
+	if !ok {
+		return
+	}
+	n, err := d.DismissApprovals(ctx, *w.repo, w.pull.Number)
+	if err != nil {
+		w.log.Error("discard approvals on plan", "err", err, "dismissed", n)
+		return
+	}
+	w.log.Info("approvals discarded on plan", "dismissed", n)
 }

@@ -159,9 +159,7 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 	}
 	// Hidden after the new results are up, so users do not wait for it.
 	if fresh && command == "plan" && r.HidePrevPlanComments {
-		if err := w.vcs.HideComments(ctx, *w.repo, w.pull.Number, command, posted...); err != nil {
-			w.log.Warn("hide earlier comments", "err", err)
-		}
+		r.reporter().hidePrevious(ctx, w, command, posted)
 	}
 	return nil
 }
