@@ -77,7 +77,7 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 		return 0, nil
 	}
 	if cancelQueued {
-		r.running.cancelPlan(req.PullID, req.ID)
+		r.sched.running.cancelPlan(req.PullID, req.ID)
 	}
 	r.Wake()
 	return req.ID, nil

@@ -91,7 +91,7 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 				if stopping || ctx.Err() != nil {
 					o.notStarted = true
 					o.res.Error = "Not started: Atoll is stopping. This job runs when Atoll starts again."
-					if _, ok := canceledCause(ctx); ok && r.jobCtx.Err() == nil {
+					if _, ok := canceledCause(ctx); ok && r.sched.jobCtx.Err() == nil {
 						o.res.Error = "Not started: canceled by a cancel comment."
 					}
 					return
@@ -177,7 +177,7 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 	if err != nil {
 		state, desc = atoll.JobFailed, title(j.Kind)+" failed."
 		res.Error = r.userError(err)
-		if _, ok := canceledCause(ctx); ok && r.jobCtx.Err() == nil {
+		if _, ok := canceledCause(ctx); ok && r.sched.jobCtx.Err() == nil {
 			state, desc = atoll.JobCanceled, title(j.Kind)+" canceled."
 			res.Error = "Canceled by a cancel comment: this " + j.Kind + " did not finish."
 		} else if ctx.Err() != nil {

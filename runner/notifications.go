@@ -77,9 +77,9 @@ func (r *Runner) startNotifications() {
 		r.Notifications.Logger = r.Logger
 	}
 	r.notifyWake = make(chan struct{}, 1)
-	r.workers.Add(1)
+	r.sched.workers.Add(1)
 	go func() {
-		defer r.workers.Done()
-		r.Notifications.Run(r.jobCtx, r.notifyWake, r.stop)
+		defer r.sched.workers.Done()
+		r.Notifications.Run(r.sched.jobCtx, r.notifyWake, r.sched.stop)
 	}()
 }

@@ -55,11 +55,11 @@ func (w *work) releaseDirs() {
 
 func (r *Runner) process(req *atoll.Request) {
 	// A cancel comment may cancel this request's context (a plan only);
-	// stopping the server cancels r.jobCtx, and so this one too.
-	ctx, cancel := context.WithCancelCause(r.jobCtx)
+	// stopping the server cancels r.sched.jobCtx, and so this one too.
+	ctx, cancel := context.WithCancelCause(r.sched.jobCtx)
 	defer cancel(nil)
-	r.running.add(req.PullID, req.ID, cancel)
-	defer r.running.remove(req.PullID, req.ID)
+	r.sched.running.add(req.PullID, req.ID, cancel)
+	defer r.sched.running.remove(req.PullID, req.ID)
 	log := r.Logger.With("request", req.ID, "kind", req.Kind, "repo", req.Repo, "pull", req.Pull)
 	started := time.Now()
 	w, err := r.load(ctx, req, log)
@@ -78,20 +78,20 @@ func (r *Runner) process(req *atoll.Request) {
 		msg = atoll.ErrorMessage(err)
 		log.Log(ctx, errorLevel(err), "request failed", "err", err)
 	}
-	if cancelID, ok := canceledCause(ctx); ok && r.jobCtx.Err() == nil {
+	if cancelID, ok := canceledCause(ctx); ok && r.sched.jobCtx.Err() == nil {
 		// Its jobs that did not start never will.
 		state, msg = atoll.RequestDone, cancelMark(cancelID)
 		if cerr := r.commit("cancel request jobs", func(ctx context.Context) error { return r.DB.CancelRequestJobs(ctx, req.ID, msg) }); cerr != nil {
 			log.Error("cancel request jobs", "err", cerr)
 		}
-	} else if r.jobCtx.Err() != nil {
+	} else if r.sched.jobCtx.Err() != nil {
 		// Stopping: jobs that did not start stay queued and the request
 		// goes back to the queue; the next start runs what is left.
 		state, msg = atoll.RequestQueued, ""
 	}
 	// A request left running would hold up its pull request's queue.
 	ferr := r.commit("finish request", func(ctx context.Context) error { return r.DB.FinishRequest(ctx, req.ID, state, msg) })
-	r.release(req.ID, ferr != nil)
+	r.sched.release(req.ID, ferr != nil)
 	if ferr != nil {
 		log.Error("finish request", "err", ferr)
 	}
@@ -131,7 +131,7 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 		if r.autoplanLabeled(ctx, w) {
 			return nil
 		}
-		r.running.markPlan(w.pull.ID, w.req.ID)
+		r.sched.running.markPlan(w.pull.ID, w.req.ID)
 		autoplan := &command.Command{Name: command.Plan}
 		return r.withHooks(ctx, w, "plan", autoplan, func() error { return r.plan(ctx, w, autoplan, true) })
 	}
@@ -156,7 +156,7 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 	case command.Unlock:
 		return r.unlock(ctx, w)
 	case command.Plan:
-		r.running.markPlan(w.pull.ID, w.req.ID)
+		r.sched.running.markPlan(w.pull.ID, w.req.ID)
 		return r.withHooks(ctx, w, "plan", cmd, func() error { return r.plan(ctx, w, cmd, false) })
 	case command.Apply:
 		return r.withHooks(ctx, w, "apply", cmd, func() error { return r.apply(ctx, w, cmd) })
