@@ -52,8 +52,8 @@ func (r *Runner) execSpec(w *work, j *atoll.Job) executor.Spec {
 	return spec
 }
 
-// execution runs a job's steps in this process for the runner's own
-// sequences (apply, import, state rm), with the binary selected for it.
+// execution is job j's in-process execution, as LocalExecutor would run
+// it for w, with the binary selected for it (the steps' tests use it).
 func (r *Runner) execution(w *work, j *atoll.Job, sink *logSink) *execution {
 	x := r.local().execution(r.execSpec(w, j), j, sink)
 	x.log = w.log

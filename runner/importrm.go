@@ -2,11 +2,7 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/atollhq/atoll"
@@ -86,36 +82,13 @@ func (r *Runner) runImportRm(ctx context.Context, w *work, j *atoll.Job, sink *l
 			return err
 		}
 	}
-	dir, err := r.checkoutProject(ctx, w, j, sink)
-	if err != nil {
+	if err := r.useTerraform(ctx, w, j, sink); err != nil {
 		return err
 	}
-	steps, initArgs := j.Spec.ImportSteps, j.Spec.InitArgs
-	if j.Kind == atoll.JobStateRm {
-		steps = j.Spec.StateRmSteps
-	}
-	if steps != nil {
-		initArgs = nil
-	}
-	x := r.execution(w, j, sink)
-	if initFirst(steps) {
-		if err := x.initProject(ctx, x.tf, dir, initArgs); err != nil {
-			return err
-		}
-	}
-	if steps == nil {
-		steps = []atoll.Step{{Name: j.Kind}}
-	}
-	planFile := filepath.Join(dir, planFileName(j))
-	s := x.newSteps(dir, planFile)
-	err = s.run(ctx, steps)
-	res.Output = s.output()
+	out, err := r.executor().Run(ctx, r.execSpec(w, j), jobEvents{logSink: sink})
+	res.Output = out.Output
 	if err != nil {
 		return err
-	}
-	// A plan file a pooled checkout kept is as stale as the stored plan.
-	if err := os.Remove(planFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove plan file: %w", err)
 	}
 	if err := sink.Flush(); err != nil {
 		return err

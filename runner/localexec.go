@@ -59,6 +59,8 @@ func (e *LocalExecutor) Run(ctx context.Context, spec executor.Spec, events exec
 		return x.plan(ctx, spec)
 	case atoll.JobApply:
 		return x.apply(ctx, spec, events)
+	case atoll.JobImport, atoll.JobStateRm:
+		return x.stateJob(ctx, spec)
 	}
 	return executor.Result{}, atoll.Errorf(atoll.EINTERNAL, "The executor does not run %s jobs.", j.Kind)
 }
@@ -276,6 +278,44 @@ func (x *execution) apply(ctx context.Context, spec executor.Spec, events execut
 		res.Summary = &s
 	}
 	return res, err
+}
+
+// stateJob runs an import or state rm job: its stage's steps, or the
+// command alone.
+func (x *execution) stateJob(ctx context.Context, spec executor.Spec) (executor.Result, error) {
+	var res executor.Result
+	j := x.j
+	_, dir, err := x.checkout(ctx, spec)
+	if err != nil {
+		return res, err
+	}
+	steps, initArgs := j.Spec.ImportSteps, j.Spec.InitArgs
+	if j.Kind == atoll.JobStateRm {
+		steps = j.Spec.StateRmSteps
+	}
+	if steps != nil {
+		initArgs = nil
+	}
+	if initFirst(steps) {
+		if err := x.initProject(ctx, x.tf, dir, initArgs); err != nil {
+			return res, err
+		}
+	}
+	if steps == nil {
+		steps = []atoll.Step{{Name: j.Kind}}
+	}
+	planFile := filepath.Join(dir, planFileName(j))
+	s := x.newSteps(dir, planFile)
+	err = s.run(ctx, steps)
+	res.Output = s.output()
+	if err != nil {
+		return res, err
+	}
+	// A plan file a pooled checkout kept is as stale as the stored plan.
+	if err := os.Remove(planFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return res, fmt.Errorf("remove plan file: %w", err)
+	}
+	return res, nil
 }
 
 // projectDir is the job's project dir in the checkout at root, refused

@@ -28,17 +28,3 @@ func (r *Runner) useTerraform(ctx context.Context, w *work, j *atoll.Job, sink *
 	}
 	return nil
 }
-
-// checkoutProject checks out the job's commit in its workspace's work dir
-// and returns the project directory.
-func (r *Runner) checkoutProject(ctx context.Context, w *work, j *atoll.Job, sink *logSink) (string, error) {
-	if err := r.useTerraform(ctx, w, j, sink); err != nil {
-		return "", err
-	}
-	sink.Write(atoll.StreamAtoll, fmt.Sprintf("Checking out %s at %s (workspace %s)", j.Repo, short(j.HeadSHA), j.Workspace))
-	root, err := r.checkout(ctx, w, j.Workspace, j.HeadSHA)
-	if err != nil {
-		return "", err
-	}
-	return projectDir(root, j)
-}

@@ -11,7 +11,7 @@ import (
 )
 
 // checkoutRoot is the checkout a project dir belongs to: dir without the
-// job's relative dir (clean, without ".."; see checkoutProject).
+// job's relative dir (clean, without ".."; see projectDir).
 func checkoutRoot(dir, jobDir string) string {
 	root := dir
 	for _, elem := range strings.Split(filepath.ToSlash(filepath.Clean(jobDir)), "/") {

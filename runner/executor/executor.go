@@ -66,7 +66,7 @@ type Spec struct {
 // spec as stored.
 type Job struct {
 	ID        int64  `json:"id"`
-	Kind      string `json:"kind"` // atoll.JobPlan or atoll.JobApply
+	Kind      string `json:"kind"` // atoll.JobPlan, JobApply, JobImport or JobStateRm
 	Repo      string `json:"repo"` // owner/name
 	Pull      int    `json:"pull"`
 	Project   string `json:"project,omitempty"`
