@@ -109,6 +109,9 @@ type Terraform struct {
 	// Env is the project's workflow environment (env steps with values),
 	// added to Terraform's; RunEnv is the git credential helper settings
 	// of the run (private module sources), never part of a fingerprint.
+	// RunEnv names this server's helper and the request's grant: only the
+	// in-process executor can use it; a remote one gets credentials of its
+	// own.
 	Env    []string `json:"env,omitempty"`
 	RunEnv []string `json:"run_env,omitempty"`
 	// Distribution is terraform or opentofu: what `terraform` (or `tofu`)
