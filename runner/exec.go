@@ -8,17 +8,20 @@ import (
 	"github.com/atollhq/atoll/runner/executor"
 )
 
-// executor is what runs the request's plan jobs: Executor when set, else
+// executor is what runs jobs: as Start wired it, Executor when set, else
 // this process (LocalExecutor).
 func (r *Runner) executor() executor.Executor {
+	if r.exec != nil {
+		return r.exec
+	}
 	if r.Executor != nil {
 		return r.Executor
 	}
-	return r.local()
+	return r.local() // not started: a test's runner
 }
 
 // local is the in-process executor over the runner's Terraform, work dirs
-// and policy checks. It is a few words: made when needed.
+// and policy checks.
 func (r *Runner) local() *LocalExecutor {
 	return &LocalExecutor{Terraform: r.Terraform, Checkouts: requestCheckouts{r}, Policies: r.Policies,
 		Version: r.TerraformVersion, Path: r.terraformPath, Logger: r.Logger}
@@ -27,8 +30,12 @@ func (r *Runner) local() *LocalExecutor {
 // execSpec is job j of w as an executor is given it. The job's binary is
 // the one selected for it (selectTerraform), if any.
 func (r *Runner) execSpec(w *work, j *atoll.Job) executor.Spec {
+	reqID := j.RequestID
+	if w.req != nil {
+		reqID = w.req.ID
+	}
 	spec := executor.Spec{Job: specJob(j),
-		Checkout: executor.Checkout{RequestID: j.RequestID, VCS: w.repo.VCS, Host: w.repo.Host, Owner: w.repo.Owner, Name: w.repo.Name,
+		Checkout: executor.Checkout{RequestID: reqID, VCS: w.repo.VCS, Host: w.repo.Host, Owner: w.repo.Owner, Name: w.repo.Name,
 			Pull: w.pull.Number, Workspace: j.Workspace, HeadSHA: j.HeadSHA, HeadRef: w.pull.HeadRef},
 		Terraform: executor.Terraform{Env: j.Spec.Env, RunEnv: w.credEnv, Distribution: r.distribution(j)},
 		PullEnv:   pullEnv(w, j.HeadSHA, j.User, j.Spec.ExtraArgs),

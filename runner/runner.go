@@ -73,6 +73,9 @@ type Runner struct {
 	// sched claims requests and runs them on its workers (scheduler.go);
 	// Start wires it.
 	sched scheduler
+	// exec runs jobs: Executor, or the in-process LocalExecutor; Start
+	// wires it.
+	exec executor.Executor
 	// notifyWake wakes the notification sender (notifications.go).
 	notifyWake chan struct{}
 
@@ -103,6 +106,10 @@ func (r *Runner) Start(ctx context.Context) error {
 	r.sched.db, r.sched.node, r.sched.logger, r.sched.procs = r.DB, r.Node, r.Logger, r.Procs
 	r.sched.parallelism, r.sched.stopTimeout, r.sched.run = r.Parallelism, r.StopTimeout, r.process
 	r.sched.init()
+	r.exec = r.Executor
+	if r.exec == nil {
+		r.exec = r.local()
+	}
 
 	// Before any checkout is reused: an orphan of a crashed process would
 	// run beside the new jobs in the same directory.
