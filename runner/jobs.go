@@ -3,9 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/atollhq/atoll"
@@ -33,8 +31,9 @@ type outcome struct {
 	resumed bool
 }
 
-// runJobs runs a request's queued jobs and returns one outcome per job in
-// order. Jobs run group by group (execution_order_group, lowest first); in
+// runJobs runs a request's queued jobs, in the scheduler's order
+// (runOrdered), and returns one outcome per job in order. Jobs run group
+// by group (execution_order_group, lowest first); in
 // a group, in parallel when their spec allows, and a job waits for the
 // request's jobs it depends on and is not run when one of them failed.
 // After a group with a failure, abort_on_execution_order_fail leaves the
@@ -45,77 +44,13 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 	revoke := r.grantCredentials(ctx, w)
 	defer revoke()
 	outcomes := make([]outcome, len(jobs))
-	done := make([]chan struct{}, len(jobs))
-	byName := map[string]int{}
-	// Jobs of one dir and workspace share a checkout and its .terraform
-	// (the backend an init configured): two projects there, with their own
-	// backends, must never run at once even under parallel_plan.
-	dirLocks := map[string]*sync.Mutex{}
 	for i, j := range jobs {
-		dirLocks[j.Dir+"\x00"+j.Workspace] = new(sync.Mutex)
-		if j.Project != "" {
-			byName[j.Project] = i
-		}
-		done[i] = make(chan struct{})
 		outcomes[i] = storedOutcome(ctx, r, j)
 		outcomes[i].res.LockURL = r.reporter().lockURL(w, j)
-		if j.State != atoll.JobQueued {
-			close(done[i])
-		}
 	}
-	abort := ""
-	for _, group := range orderGroups(jobs) {
-		sem := make(chan struct{}, max(r.Parallelism, 1))
-		var wg sync.WaitGroup
-		for _, i := range group {
-			j, o := jobs[i], &outcomes[i]
-			if j.State != atoll.JobQueued {
-				continue
-			}
-			run := func() {
-				defer close(done[i])
-				if abort != "" && ctx.Err() == nil {
-					r.skipJob(ctx, w, j, o, abort)
-					return
-				}
-				// Dependencies first: a job holds no dir lock or
-				// slot another one it waits for needs.
-				reason, stopping := blockedBy(j, jobs, outcomes, done, byName)
-				if reason != "" && ctx.Err() == nil {
-					r.skipJob(ctx, w, j, o, reason)
-					return
-				}
-				dirLock := dirLocks[j.Dir+"\x00"+j.Workspace]
-				dirLock.Lock()
-				defer dirLock.Unlock()
-				if stopping || ctx.Err() != nil {
-					o.notStarted = true
-					o.res.Error = "Not started: Atoll is stopping. This job runs when Atoll starts again."
-					if _, ok := canceledCause(ctx); ok && r.sched.jobCtx.Err() == nil {
-						o.res.Error = "Not started: canceled by a cancel comment."
-					}
-					return
-				}
-				r.runJob(ctx, w, j, fn, o)
-			}
-			if !j.Spec.Parallel || abort != "" {
-				run()
-				continue
-			}
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() { defer wg.Done(); defer func() { <-sem }(); run() }()
-		}
-		wg.Wait()
-		if abort == "" && jobs[group[0]].Spec.AbortOnOrderFail {
-			for _, i := range group {
-				if outcomes[i].failed() {
-					abort = fmt.Sprintf("Not run: a project of execution_order_group %d failed, and abort_on_execution_order_fail is set.", jobs[i].Spec.Group)
-					break
-				}
-			}
-		}
-	}
+	r.sched.runOrdered(ctx, jobs, outcomes,
+		func(i int) { r.runJob(ctx, w, jobs[i], fn, &outcomes[i]) },
+		func(i int, reason string) { r.skipJob(ctx, w, jobs[i], &outcomes[i], reason) })
 	return outcomes
 }
 

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -14,7 +15,9 @@ import (
 // scheduler decides when requests run. Parallelism workers claim queued
 // requests from the store, oldest first (the store keeps a pull request's
 // requests in order), yielding briefly while webhooks are being received,
-// and hand each to run, which works it to its end. It knows which requests
+// and hand each to run, which works it to its end; within a request, it
+// orders the jobs (runOrdered: groups, dependencies, parallelism, one job
+// per dir and workspace at a time). It knows which requests
 // this process holds, so that a sweep requeues only orphans (orphans.go),
 // and each running request's cancel function, so that a cancel comment
 // can interrupt a plan (cancel.go). It stops (waiting for running requests
@@ -173,5 +176,86 @@ func (s *scheduler) work() {
 		// Another request may be waiting behind this one; let a peer look.
 		s.Wake()
 		s.run(req)
+	}
+}
+
+// runOrdered runs a request's queued jobs in their order (see runJobs):
+// group by group (execution_order_group, lowest first); in a group, at most
+// parallelism at once when their spec allows; a job after the jobs it
+// depends on, and not when one of them failed; after a group with a
+// failure, with abort_on_execution_order_fail, not the later groups'. Jobs
+// of one dir and workspace never run at once. run runs job i, skip records
+// it not run for reason; both leave how it went in outcomes[i], which the
+// order reads. A job that cannot start because the work is stopping (or its
+// request was canceled) is left queued, marked notStarted.
+func (s *scheduler) runOrdered(ctx context.Context, jobs []*atoll.Job, outcomes []outcome, run func(i int), skip func(i int, reason string)) {
+	done := make([]chan struct{}, len(jobs))
+	byName := map[string]int{}
+	// Jobs of one dir and workspace share a checkout and its .terraform
+	// (the backend an init configured): two projects there, with their own
+	// backends, must never run at once even under parallel_plan.
+	dirLocks := map[string]*sync.Mutex{}
+	for i, j := range jobs {
+		dirLocks[j.Dir+"\x00"+j.Workspace] = new(sync.Mutex)
+		if j.Project != "" {
+			byName[j.Project] = i
+		}
+		done[i] = make(chan struct{})
+		if j.State != atoll.JobQueued {
+			close(done[i])
+		}
+	}
+	abort := ""
+	for _, group := range orderGroups(jobs) {
+		sem := make(chan struct{}, max(s.parallelism, 1))
+		var wg sync.WaitGroup
+		for _, i := range group {
+			j, o := jobs[i], &outcomes[i]
+			if j.State != atoll.JobQueued {
+				continue
+			}
+			runOne := func() {
+				defer close(done[i])
+				if abort != "" && ctx.Err() == nil {
+					skip(i, abort)
+					return
+				}
+				// Dependencies first: a job holds no dir lock or
+				// slot another one it waits for needs.
+				reason, stopping := blockedBy(j, jobs, outcomes, done, byName)
+				if reason != "" && ctx.Err() == nil {
+					skip(i, reason)
+					return
+				}
+				dirLock := dirLocks[j.Dir+"\x00"+j.Workspace]
+				dirLock.Lock()
+				defer dirLock.Unlock()
+				if stopping || ctx.Err() != nil {
+					o.notStarted = true
+					o.res.Error = "Not started: Atoll is stopping. This job runs when Atoll starts again."
+					if _, ok := canceledCause(ctx); ok && s.jobCtx.Err() == nil {
+						o.res.Error = "Not started: canceled by a cancel comment."
+					}
+					return
+				}
+				run(i)
+			}
+			if !j.Spec.Parallel || abort != "" {
+				runOne()
+				continue
+			}
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() { defer wg.Done(); defer func() { <-sem }(); runOne() }()
+		}
+		wg.Wait()
+		if abort == "" && jobs[group[0]].Spec.AbortOnOrderFail {
+			for _, i := range group {
+				if outcomes[i].failed() {
+					abort = fmt.Sprintf("Not run: a project of execution_order_group %d failed, and abort_on_execution_order_fail is set.", jobs[i].Spec.Group)
+					break
+				}
+			}
+		}
 	}
 }

@@ -34,7 +34,7 @@ func stepsTerraform(t *testing.T) string {
 }
 
 // stepsFixture is a checked-out project dir with a job and a log sink, as
-// planLocked hands them to a workflow's steps.
+// the executor hands them to a workflow's steps.
 type stepsFixture struct {
 	r    *Runner
 	w    *work
