@@ -39,6 +39,7 @@ var allowedImports = map[string][]string{
 	"vcs":                       {"atoll"},
 	"command":                   {"atoll"},
 	"runner/notify":             {"atoll"},
+	"runner/executor":           {"atoll"},
 	"repocfg":                   {"atoll"},
 	"git":                       {"procs"},
 	"gitcred":                   {"vcs"},
@@ -50,7 +51,7 @@ var allowedImports = map[string][]string{
 	"vcs/local":                 {"atoll", "git", "store", "vcs"},
 	"templates":                 {"atoll", "ansi", "planview"},
 	"demo":                      {"atoll", "git", "repocfg", "store"},
-	"runner": {"atoll", "git", "gitcred", "metrics", "procs", "command", "runner/markdown",
+	"runner": {"atoll", "git", "gitcred", "metrics", "procs", "command", "runner/executor", "runner/markdown",
 		"runner/notify", "repocfg", "terraform", "tfinstall", "vcs"},
 	// The HTTP side sees the runner only through the root package's
 	// interfaces (atoll.CommandService, LogStream, ApprovalPolicy,

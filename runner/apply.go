@@ -2,17 +2,12 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/repocfg"
-	"github.com/atollhq/atoll/runner/markdown"
-	"github.com/atollhq/atoll/terraform"
 	"github.com/atollhq/atoll/vcs"
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -30,17 +25,17 @@ func (r *Runner) apply(ctx context.Context, w *work, cmd *command.Command) error
 		if f, err := r.DB.Freeze(ctx); err != nil {
 			return err
 		} else if refused := f.Refusal(); refused != nil {
-			return r.reply(ctx, w, "apply", "**Apply refused**: "+atoll.ErrorMessage(refused))
+			return r.reporter().reply(ctx, w, "apply", "**Apply refused**: "+atoll.ErrorMessage(refused))
 		}
 		if jobs, err = r.resolveApply(ctx, w, cmd); err != nil {
 			return r.fail(ctx, w, "apply", err)
 		}
 	}
 	if len(jobs) == 0 {
-		return r.reply(ctx, w, "apply", fmt.Sprintf("Ran Apply for 0 projects: there are no unapplied plans%s. Run `%s plan` first.",
+		return r.reporter().reply(ctx, w, "apply", fmt.Sprintf("Ran Apply for 0 projects: there are no unapplied plans%s. Run `%s plan` first.",
 			selectionText(cmd), r.Parser.ExecutableName))
 	}
-	r.status(ctx, w, w.pull.HeadSHA, "apply", "", vcs.StatusPending, fmt.Sprintf("Applying %d project(s)...", len(jobs)), r.pullURL(w))
+	r.reporter().status(ctx, w, w.pull.HeadSHA, "apply", "", vcs.StatusPending, fmt.Sprintf("Applying %d project(s)...", len(jobs)), r.reporter().pullURL(w))
 	outcomes := r.runLocked(ctx, w, jobs, r.runApply) // locks: with on_apply
 	if err := r.report(ctx, w, "apply", w.pull.HeadSHA, outcomes); err != nil {
 		return err
@@ -113,7 +108,7 @@ func selects(cmd *command.Command, j *atoll.Job) bool {
 // runApply applies one stored plan. The plan is marked applied in the store
 // before Terraform starts, so it can never be applied twice, and an apply
 // that is interrupted is never retried.
-func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *markdown.ProjectResult) error {
+func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *atoll.ProjectResult) error {
 	d, err := r.refresh(ctx, w)
 	if err != nil {
 		return err
@@ -146,62 +141,44 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	if err != nil {
 		return err
 	}
-	dir, err := r.checkoutProject(ctx, w, j, sink)
-	if err != nil {
+	if err := r.useTerraform(ctx, w, j, sink); err != nil {
 		return err
 	}
-	// Init fails before the plan is marked applied: the plan stays.
-	if initFirst(j.Spec.ApplySteps) {
-		// InitArgs: jobs queued before workflows ran as steps.
-		if err := r.initProject(ctx, w, j, r.terraformFor(w, j), dir, j.Spec.InitArgs, sink); err != nil {
-			return err
+	spec := r.execSpec(w, j)
+	spec.Plan = file
+	// The executor checks out and inits, then asks startApply before
+	// Terraform changes anything: init fails before the plan is marked
+	// applied, and the plan stays.
+	startApply := func(ctx context.Context) error {
+		start := atoll.ApplyStart{PlanID: j.Spec.PlanID, Unlocked: lockMode(j) == repocfg.LockDisabled,
+			Approve: func(ref *atoll.PlanRef, decision *atoll.Approval, now time.Time) (*atoll.Approval, error) {
+				return r.checkApproval(j, ref, decision, now)
+			},
+			Event: func(approval *atoll.Approval) atoll.Event {
+				detail := fmt.Sprintf("%s: plan %d", projectLabel(j.Dir, j.Workspace, j.Project), j.Spec.PlanID)
+				if approval != nil {
+					detail += fmt.Sprintf(", approved by %s (approval %d)", approvedBy(approval), approval.ID)
+				}
+				return atoll.Event{Actor: j.User, Action: "apply.start", Repo: j.Repo, Pull: j.Pull, Detail: detail, Source: w.req.Source}
+			}}
+		// A --clear-policy-approval committed after the first check still
+		// stops it: the checks are read again in the transaction.
+		if r.policiesOn(w, j) {
+			start.Policies = func(checks []atoll.PolicyCheck) error { return r.policiesBlock(w, j, checks) }
 		}
-	}
-	planFile := filepath.Join(dir, planFileName(j))
-	if err := os.WriteFile(planFile, file, 0o600); err != nil {
-		return fmt.Errorf("write plan file: %w", err)
-	}
-	start := atoll.ApplyStart{PlanID: j.Spec.PlanID, Unlocked: lockMode(j) == repocfg.LockDisabled,
-		Approve: func(ref *atoll.PlanRef, decision *atoll.Approval, now time.Time) (*atoll.Approval, error) {
-			return r.checkApproval(j, ref, decision, now)
-		},
-		Event: func(approval *atoll.Approval) atoll.Event {
-			detail := fmt.Sprintf("%s: plan %d", projectLabel(j.Dir, j.Workspace, j.Project), j.Spec.PlanID)
-			if approval != nil {
-				detail += fmt.Sprintf(", approved by %s (approval %d)", approvedBy(approval), approval.ID)
-			}
-			return atoll.Event{Actor: j.User, Action: "apply.start", Repo: j.Repo, Pull: j.Pull, Detail: detail, Source: w.req.Source}
-		}}
-	// A --clear-policy-approval committed after the first check still
-	// stops it: the checks are read again in the transaction.
-	if r.policiesOn(w, j) {
-		start.Policies = func(checks []atoll.PolicyCheck) error { return r.policiesBlock(w, j, checks) }
-	}
-	err = r.commit("start apply", func(ctx context.Context) (err error) {
-		approval, err = r.DB.StartApply(ctx, start)
-		return err
-	})
-	if err != nil {
-		return r.approvalLink(res, j, err)
-	}
-	res.ApprovedBy = approvedBy(approval)
-	w.applyRan(j.ID)
-	if j.Spec.ApplySteps != nil {
-		s := r.newSteps(w, j, dir, planFile, sink)
-		err = s.run(ctx, j.Spec.ApplySteps)
-		res.Output = s.output()
-	} else {
-		// ApplyArgs: jobs queued before workflows ran as steps.
-		args := append(append([]string{}, j.Spec.ApplyArgs...), j.Spec.ExtraArgs...)
-		if err := r.checkVarFiles(dir, j.Dir, args); err != nil {
+		err := r.commit("start apply", func(ctx context.Context) (err error) {
+			approval, err = r.DB.StartApply(ctx, start)
 			return err
+		})
+		if err != nil {
+			return r.approvalLink(res, j, err)
 		}
-		sink.Write(atoll.StreamAtoll, commandLine(terraform.ApplyArgv(planFileName(j), args)))
-		res.Output, err = r.terraformFor(w, j).Apply(ctx, dir, planFile, args, sink.emit)
+		res.ApprovedBy = approvedBy(approval)
+		w.applyRan(j.ID)
+		return nil
 	}
-	if s, ok := terraform.ParseSummaryLine(res.Output); ok {
-		res.Summary = &s
-	}
+	out, err := r.executor().Run(ctx, spec, jobEvents{sink, startApply})
+	res.Output, res.Summary = out.Output, out.Summary
 	if err != nil {
 		return err
 	}
@@ -244,18 +221,9 @@ func (r *Runner) automerge(ctx context.Context, w *work, cmd *command.Command, o
 	applied := outcomes[0].job.HeadSHA
 	for _, o := range outcomes[1:] {
 		if o.job.HeadSHA != applied {
-			return r.reply(ctx, w, "automerge", fmt.Sprintf("Not automatically merged: this apply ran on two commits (%s and %s).", short(applied), short(o.job.HeadSHA)))
+			return r.reporter().reply(ctx, w, "automerge", fmt.Sprintf("Not automatically merged: this apply ran on two commits (%s and %s).", short(applied), short(o.job.HeadSHA)))
 		}
 	}
 	opts := vcs.MergeOptions{Method: orDefault(cmd.AutoMergeMethod, orDefault(r.AutomergeMethod, "merge")), DeleteSourceBranch: outcomes[0].job.Spec.DeleteSourceBranch, HeadSHA: applied}
-	if err := w.vcs.Merge(ctx, *w.repo, w.pull.Number, opts); errors.Is(err, vcs.ErrMergeQueued) {
-		w.log.Warn("automerge queued", "err", err)
-		return r.reply(ctx, w, "automerge", "Automerge queued, not merged yet: all plans were successfully applied and the merge was requested, but "+atoll.ErrorMessage(err))
-	} else if errors.Is(err, vcs.ErrSourceBranchKept) {
-		w.log.Warn("automerge kept the source branch", "branch", w.pull.HeadRef, "err", err)
-		return r.reply(ctx, w, "automerge", fmt.Sprintf("Automatically merged because all plans were successfully applied, but the source branch `%s` could not be deleted: %s", w.pull.HeadRef, atoll.ErrorMessage(err)))
-	} else if err != nil {
-		return r.reply(ctx, w, "automerge", "Automerge failed: "+atoll.ErrorMessage(err))
-	}
-	return r.reply(ctx, w, "automerge", "Automatically merged because all plans were successfully applied.")
+	return r.reporter().merge(ctx, w, opts)
 }

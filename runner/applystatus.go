@@ -52,7 +52,7 @@ func (r *Runner) setApplyStatus(ctx context.Context, w *work, sha string, afterA
 		// nothing is planned for this one.
 		state, desc = vcs.StatusFailure, "0/0 projects applied: plan this commit first."
 	}
-	r.status(ctx, w, sha, "apply", "", state, desc, r.pullURL(w))
+	r.reporter().status(ctx, w, sha, "apply", "", state, desc, r.reporter().pullURL(w))
 }
 
 // applyStatus is the state and description of the aggregate apply status

@@ -6,13 +6,9 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/markdown"
 )
 
 // planURL is the plan's page, where it is approved.
-func (r *Runner) planURL(id int64) string {
-	return r.links().Plan(id)
-}
 
 // approvalRequired reports whether job j's plan must be approved in Atoll
 // before it is applied (--plan-approval).
@@ -39,7 +35,7 @@ func (r *Runner) checkApproval(j *atoll.Job, ref *atoll.PlanRef, decision *atoll
 			return nil, nil
 		}
 		return nil, atoll.Errorf(atoll.EFORBIDDEN, "The plan of project %s was rejected in Atoll by %s: %s. Nothing was applied. Plan again, or approve plan %d at %s, then apply again.",
-			label, decision.User, decision.Reason, ref.ID, r.planURL(ref.ID))
+			label, decision.User, decision.Reason, ref.ID, r.reporter().planURL(ref.ID))
 	}
 	why := "it has not been approved yet"
 	switch {
@@ -52,7 +48,7 @@ func (r *Runner) checkApproval(j *atoll.Job, ref *atoll.PlanRef, decision *atoll
 		why = fmt.Sprintf("%s's approval expired at %s", decision.User, decision.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
 	}
 	return nil, atoll.Errorf(atoll.EFORBIDDEN, "Project %s needs an approval in Atoll before it is applied, and %s. Nothing was applied. Review and approve plan %d at %s, then apply again.",
-		label, why, ref.ID, r.planURL(ref.ID))
+		label, why, ref.ID, r.reporter().planURL(ref.ID))
 }
 
 // approvalBeforeApply checks job j's approval as read now, before any work
@@ -72,9 +68,9 @@ func (r *Runner) approvalBeforeApply(ctx context.Context, j *atoll.Job) (*atoll.
 // approvalLink links the plan's page from the comment of an apply refused
 // for want of an approval (the only EFORBIDDEN of the approval checks), and
 // returns err.
-func (r *Runner) approvalLink(res *markdown.ProjectResult, j *atoll.Job, err error) error {
+func (r *Runner) approvalLink(res *atoll.ProjectResult, j *atoll.Job, err error) error {
 	if atoll.ErrorCode(err) == atoll.EFORBIDDEN {
-		res.ApprovalURL = r.planURL(j.Spec.PlanID)
+		res.ApprovalURL = r.reporter().planURL(j.Spec.PlanID)
 	}
 	return err
 }

@@ -63,7 +63,7 @@ func (r *Runner) cancel(ctx context.Context, w *work) error {
 		b.WriteString("**Cancel**: this pull request had no queued commands and no running plan.\n\n")
 	}
 	b.WriteString("A running apply is never interrupted: it finishes as usual.")
-	return r.reply(ctx, w, "cancel", b.String())
+	return r.reporter().reply(ctx, w, "cancel", b.String())
 }
 
 // codeSpan renders one line of text as a Markdown code span that its own
@@ -112,7 +112,7 @@ func (r *Runner) version(ctx context.Context, w *work, cmd *command.Command) err
 	if n == 0 {
 		fmt.Fprintf(&b, "Terraform: `%s`\n\nNo project of this pull request%s has been planned yet: this is the version a project without terraform_version runs.", tf, selectionText(cmd))
 	}
-	return r.reply(ctx, w, "version", strings.TrimRight(b.String(), "\n"))
+	return r.reporter().reply(ctx, w, "version", strings.TrimRight(b.String(), "\n"))
 }
 
 // projectVersion names the binary a project's plan job selects.

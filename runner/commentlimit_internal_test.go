@@ -28,7 +28,7 @@ func TestSecurityResultsSplitAtTheHostsLimit(t *testing.T) {
 	} {
 		r := &Runner{Markdown: markdown.Renderer{MaxCommentLen: c.set}}
 		body := "```\n" + strings.Repeat(strings.Repeat("x", 99)+"\n", c.want/50) + "```\n" // twice the limit
-		pieces := r.markdownFor(c.host).Split(body, "<!-- m -->")
+		pieces := r.reporter().markdownFor(c.host).Split(body, "<!-- m -->")
 		longest := 0
 		for _, p := range pieces {
 			longest = max(longest, len(p))

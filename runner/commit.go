@@ -33,7 +33,7 @@ func retry(r *Runner, what string, op func() error) error {
 		r.Logger.Warn("store write failed: retrying", "what", what, "err", err, "retry_in", backoff)
 		select {
 		case <-time.After(backoff):
-		case <-r.jobCtx.Done():
+		case <-r.sched.jobCtx.Done():
 			return fmt.Errorf("%s: %w (not retried: Atoll is stopping)", what, err)
 		}
 		backoff = min(backoff*2, maxCommitBackoff)

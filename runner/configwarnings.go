@@ -16,7 +16,7 @@ const configWarningsCommand = "config-warnings"
 // not act on is never dropped silently, and hides the previous such comment:
 // only the newest plan's list stays in view. A failure to post is logged;
 // the plan goes on.
-func (r *Runner) warnConfig(ctx context.Context, w *work, cfg *repocfg.Config) {
+func (rp reporter) warnConfig(ctx context.Context, w *work, cfg *repocfg.Config) {
 	if cfg == nil || len(cfg.Warnings) == 0 {
 		return
 	}

@@ -82,7 +82,7 @@ func (r *Runner) runHooks(ctx context.Context, w *work, which, name string, cmd 
 	for i, h := range hooks {
 		label := h.Description
 		kind := which + "_workflow_hook"
-		r.status(ctx, w, w.pull.HeadSHA, kind, label, vcs.StatusPending, hookStatusDescription(vcs.StatusPending, ""), r.pullURL(w))
+		r.reporter().status(ctx, w, w.pull.HeadSHA, kind, label, vcs.StatusPending, hookStatusDescription(vcs.StatusPending, ""), r.reporter().pullURL(w))
 		hookEnv, statusFile := env, ""
 		if statusDir != "" {
 			statusFile = filepath.Join(statusDir, strconv.Itoa(i))
@@ -93,11 +93,11 @@ func (r *Runner) runHooks(ctx context.Context, w *work, which, name string, cmd 
 		out, err := r.Terraform.Command(ctx, root, argv, hookEnv, nil)
 		if err == nil {
 			w.log.Info(which+" workflow hook ran", "hook", label)
-			r.status(ctx, w, w.pull.HeadSHA, kind, label, vcs.StatusSuccess, hookStatusDescription(vcs.StatusSuccess, readStatusFile(statusFile)), r.pullURL(w))
+			r.reporter().status(ctx, w, w.pull.HeadSHA, kind, label, vcs.StatusSuccess, hookStatusDescription(vcs.StatusSuccess, readStatusFile(statusFile)), r.reporter().pullURL(w))
 			continue
 		}
 		w.log.Warn(which+" workflow hook failed", "hook", label, "err", err)
-		r.status(ctx, w, w.pull.HeadSHA, kind, label, vcs.StatusFailure, hookStatusDescription(vcs.StatusFailure, ""), r.pullURL(w))
+		r.reporter().status(ctx, w, w.pull.HeadSHA, kind, label, vcs.StatusFailure, hookStatusDescription(vcs.StatusFailure, ""), r.reporter().pullURL(w))
 		r.hookFailed(ctx, w, which, name, label, err, out)
 		// As in Atlantis, the first failure ends the phase's hooks.
 		return false
@@ -156,7 +156,7 @@ func (r *Runner) hookFailed(ctx context.Context, w *work, which, name, label str
 	}
 	body := fmt.Sprintf("**%s workflow hook failed**: %s (%s). %s\n\n```\n%s\n```",
 		strings.ToUpper(which[:1])+which[1:], label, err, outcome, strings.TrimRight(out, "\n"))
-	if rerr := r.reply(ctx, w, "hook", body); rerr != nil {
+	if rerr := r.reporter().reply(ctx, w, "hook", body); rerr != nil {
 		w.log.Warn("comment failed workflow hook", "err", rerr)
 	}
 }

@@ -2,16 +2,11 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/command"
-	"github.com/atollhq/atoll/runner/markdown"
 )
 
 // importRm runs an "import ADDRESS ID" or "state rm ADDRESS..." comment as
@@ -25,7 +20,7 @@ func (r *Runner) importRm(ctx context.Context, w *work, cmd *command.Command) er
 		kind = atoll.JobStateRm
 	}
 	if w.pull.State != atoll.PullOpen {
-		return r.reply(ctx, w, "error", fmt.Sprintf("This pull request is %s: Atoll does not run %s on closed pull requests.", w.pull.State, commandText(kind)))
+		return r.reporter().reply(ctx, w, "error", fmt.Sprintf("This pull request is %s: Atoll does not run %s on closed pull requests.", w.pull.State, commandText(kind)))
 	}
 	jobs, err := r.DB.RequestJobs(ctx, w.req.ID)
 	if err != nil {
@@ -36,14 +31,14 @@ func (r *Runner) importRm(ctx context.Context, w *work, cmd *command.Command) er
 		if f, err := r.DB.Freeze(ctx); err != nil {
 			return err
 		} else if refused := f.Refusal(); refused != nil {
-			return r.reply(ctx, w, kind, fmt.Sprintf("**%s refused**: %s changes the state, as an apply does. %s", title(kind), commandText(kind), atoll.ErrorMessage(refused)))
+			return r.reporter().reply(ctx, w, kind, fmt.Sprintf("**%s refused**: %s changes the state, as an apply does. %s", title(kind), commandText(kind), atoll.ErrorMessage(refused)))
 		}
 		if jobs, err = r.resolvePlan(ctx, w, cmd, false); err != nil {
 			return r.fail(ctx, w, kind, err)
 		}
 	}
 	if len(jobs) == 0 {
-		return r.reply(ctx, w, kind, fmt.Sprintf("Ran %s for 0 projects: no modified Terraform projects were found in this pull request. Name the project with `-d` or `-p`.", title(kind)))
+		return r.reporter().reply(ctx, w, kind, fmt.Sprintf("Ran %s for 0 projects: no modified Terraform projects were found in this pull request. Name the project with `-d` or `-p`.", title(kind)))
 	}
 	return r.report(ctx, w, kind, jobs[0].HeadSHA, r.runLocked(ctx, w, jobs, r.runImportRm))
 }
@@ -74,7 +69,7 @@ func commandText(kind string) string {
 // runImportRm runs one import or state rm job whose lock its request holds.
 // import_requirements are checked first (Atlantis checks them for import
 // only); refused, the job gives back a lock taken for it.
-func (r *Runner) runImportRm(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *markdown.ProjectResult) error {
+func (r *Runner) runImportRm(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *atoll.ProjectResult) error {
 	if j.Kind == atoll.JobImport && len(j.Spec.ImportRequirements) > 0 {
 		d, err := r.refresh(ctx, w)
 		if err != nil {
@@ -87,35 +82,13 @@ func (r *Runner) runImportRm(ctx context.Context, w *work, j *atoll.Job, sink *l
 			return err
 		}
 	}
-	dir, err := r.checkoutProject(ctx, w, j, sink)
-	if err != nil {
+	if err := r.useTerraform(ctx, w, j, sink); err != nil {
 		return err
 	}
-	steps, initArgs := j.Spec.ImportSteps, j.Spec.InitArgs
-	if j.Kind == atoll.JobStateRm {
-		steps = j.Spec.StateRmSteps
-	}
-	if steps != nil {
-		initArgs = nil
-	}
-	if initFirst(steps) {
-		if err := r.initProject(ctx, w, j, r.terraformFor(w, j), dir, initArgs, sink); err != nil {
-			return err
-		}
-	}
-	if steps == nil {
-		steps = []atoll.Step{{Name: j.Kind}}
-	}
-	planFile := filepath.Join(dir, planFileName(j))
-	s := r.newSteps(w, j, dir, planFile, sink)
-	err = s.run(ctx, steps)
-	res.Output = s.output()
+	out, err := r.executor().Run(ctx, r.execSpec(w, j), jobEvents{logSink: sink})
+	res.Output = out.Output
 	if err != nil {
 		return err
-	}
-	// A plan file a pooled checkout kept is as stale as the stored plan.
-	if err := os.Remove(planFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove plan file: %w", err)
 	}
 	if err := sink.Flush(); err != nil {
 		return err

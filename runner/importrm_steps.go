@@ -17,11 +17,11 @@ func (s *steps) stateCommand(ctx context.Context, st atoll.Step) error {
 	if err != nil {
 		return err
 	}
-	if err := s.r.checkVarFiles(s.dir, s.j.Dir, args); err != nil {
+	if err := checkVarFiles(s.dir, s.j.Dir, args); err != nil {
 		return err
 	}
 	s.sink.Write(atoll.StreamAtoll, "$ terraform "+strings.Join(args, " "))
-	out, err := s.terraform().Run(ctx, s.dir, args, s.sink.emit)
+	out, err := s.terraform().Run(ctx, s.dir, args, s.x.emit)
 	s.outputs = append(s.outputs, out)
 	return err
 }

@@ -25,11 +25,12 @@ const initMarker = "atoll-init"
 // last init may have been another project's with another backend: init then
 // runs with -reconfigure, which takes this project's backend config as it
 // is and never migrates state.
-func (r *Runner) init(ctx context.Context, w *work, j *atoll.Job, tf terraform.Runner, dir string, initArgs []string, sink *logSink) error {
+func (x *execution) init(ctx context.Context, tf terraform.Runner, dir string, initArgs []string) error {
+	j, sink := x.j, x.sink
 	dataDir := tf.DataDir(dir)
 	marker := filepath.Join(dataDir, initMarker)
 	fingerprint := func() (string, error) {
-		v, err := r.jobTerraformVersion(ctx, w, j)
+		v, err := x.terraformVersion(ctx)
 		if err != nil {
 			return "", fmt.Errorf("init fingerprint: %w", err)
 		}
@@ -41,7 +42,7 @@ func (r *Runner) init(ctx context.Context, w *work, j *atoll.Job, tf terraform.R
 	fp, err := fingerprint()
 	switch {
 	case err != nil:
-		w.log.Info("init cannot be skipped", "job", j.ID, "err", err)
+		x.log.Info("init cannot be skipped", "job", j.ID, "err", err)
 	case alwaysInit(initArgs):
 	default:
 		if prev, err := os.ReadFile(marker); err == nil && string(prev) == fp {
@@ -67,15 +68,15 @@ func (r *Runner) init(ctx context.Context, w *work, j *atoll.Job, tf terraform.R
 	}
 	sink.Write(atoll.StreamAtoll, commandLine(terraform.InitArgv(args)))
 	start := time.Now()
-	err = tf.Init(ctx, dir, args, sink.emit)
-	w.log.Debug("terraform init", "job", j.ID, "ms", time.Since(start).Milliseconds())
+	err = tf.Init(ctx, dir, args, x.emit)
+	x.log.Debug("terraform init", "job", j.ID, "ms", time.Since(start).Milliseconds())
 	if err != nil {
 		return err
 	}
 	// The marker describes the data dir as init left it (with the lock file
 	// and modules it may have written).
 	if fp, err = fingerprint(); err != nil {
-		w.log.Info("init cannot be skipped next time", "job", j.ID, "err", err)
+		x.log.Info("init cannot be skipped next time", "job", j.ID, "err", err)
 		return nil
 	}
 	// Init makes no data dir for a configuration with nothing to install.

@@ -20,17 +20,50 @@ func (r *Runner) HandleEvent(ctx context.Context, ev *vcs.Event) (bool, error) {
 
 // Enqueue is HandleEvent returning the queued request's id (0: none).
 func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
-	if !r.Allowlist.Allows(ev.Repo.Host, ev.Repo.Owner, ev.Repo.Name) {
+	it := intake{cfg: &r.Config, parser: &r.Parser, db: r.DB, authz: r, sched: &r.sched}
+	return it.enqueue(ctx, ev)
+}
+
+// intake turns a webhook (a pull request event or a comment) into a
+// durable request: the repository allowlist, whether the event asks for
+// work at all (autoplan settings, comments addressed to Atoll), and, for a
+// cancel, whether its user may; then one store transaction, after which
+// the scheduler is woken (and a cancel interrupts the plans it cancels at
+// once). It runs while the webhook's sender waits: nothing slow. The
+// comment is parsed again, and authorised for everything else, when the
+// request runs.
+type intake struct {
+	cfg    *Config // Allowlist, DisableAutoplan, AllowDraftPRs
+	parser *command.Parser
+	db     intakeStore
+	authz  intakeAuthorizer
+	sched  *scheduler
+}
+
+// intakeStore is what intake asks of the store: one transaction recording
+// the event and queuing its request.
+type intakeStore interface {
+	Intake(ctx context.Context, in atoll.Intake) (queued bool, err error)
+}
+
+// intakeAuthorizer says whether ev's user may run cmd (--gh-team-allowlist,
+// team_authz), bounded to what a webhook's sender can wait for.
+type intakeAuthorizer interface {
+	intakeTeamAllows(ctx context.Context, ev *vcs.Event, cmd string) bool
+}
+
+func (it *intake) enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
+	if !it.cfg.Allowlist.Allows(ev.Repo.Host, ev.Repo.Owner, ev.Repo.Name) {
 		return 0, atoll.Errorf(atoll.EFORBIDDEN, "Repository %s/%s is not in --repo-allowlist.", ev.Repo.Host, ev.Repo.FullName())
 	}
 	req := &atoll.Request{User: ev.User, HeadSHA: ev.Pull.HeadSHA, CommentID: ev.CommentID, Source: ev.Source}
 	cancelQueued := false
 	switch ev.Kind {
 	case vcs.EventPullOpened, vcs.EventPullReopened, vcs.EventPullSynchronize, vcs.EventPullReady:
-		if r.DisableAutoplan {
+		if it.cfg.DisableAutoplan {
 			return 0, nil
 		}
-		if ev.Draft && !r.AllowDraftPRs {
+		if ev.Draft && !it.cfg.AllowDraftPRs {
 			// As in Atlantis: drafts are not autoplanned (a plan comment
 			// still plans); ready_for_review autoplans them later.
 			return 0, nil
@@ -45,13 +78,13 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 	case vcs.EventComment:
 		// Comments that are not addressed to Atoll are ignored silently; bad
 		// commands are queued so that the worker can answer with usage.
-		cmd, err := r.Parser.Parse(ev.Comment)
+		cmd, err := it.parser.Parse(ev.Comment)
 		if cmd == nil && err == nil {
 			return 0, nil
 		}
 		// cancel acts at once: queued behind the requests it cancels, it
 		// would only run after them.
-		cancelQueued = cmd != nil && cmd.Name == command.Cancel && r.intakeTeamAllows(ctx, ev, command.Cancel)
+		cancelQueued = cmd != nil && cmd.Name == command.Cancel && it.authz.intakeTeamAllows(ctx, ev, command.Cancel)
 		req.Kind, req.Comment = atoll.RequestComment, ev.Comment
 		if req.Source == "" {
 			req.Source = atoll.SourcePRComment
@@ -69,7 +102,7 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 	if cancelQueued {
 		in.CancelMark = cancelMark
 	}
-	queued, err := r.DB.Intake(ctx, in)
+	queued, err := it.db.Intake(ctx, in)
 	if err != nil {
 		return 0, err
 	}
@@ -77,9 +110,9 @@ func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 		return 0, nil
 	}
 	if cancelQueued {
-		r.running.cancelPlan(req.PullID, req.ID)
+		it.sched.running.cancelPlan(req.PullID, req.ID)
 	}
-	r.Wake()
+	it.sched.Wake()
 	return req.ID, nil
 }
 

@@ -3,13 +3,10 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/terraform"
 	"github.com/atollhq/atoll/vcs"
 )
@@ -17,12 +14,12 @@ import (
 // jobFunc does one job's work. On success it must itself record the job as
 // succeeded (in the same commit as what the job produced, after flushing the
 // job's log); on error runJob records the failure.
-type jobFunc func(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *markdown.ProjectResult) error
+type jobFunc func(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *atoll.ProjectResult) error
 
 // outcome is one job's part of a request's report.
 type outcome struct {
 	job *atoll.Job
-	res markdown.ProjectResult
+	res atoll.ProjectResult
 	// final is set once the job's final state is committed: only then may
 	// the pull request be told how it ended.
 	final bool
@@ -34,8 +31,9 @@ type outcome struct {
 	resumed bool
 }
 
-// runJobs runs a request's queued jobs and returns one outcome per job in
-// order. Jobs run group by group (execution_order_group, lowest first); in
+// runJobs runs a request's queued jobs, in the scheduler's order
+// (runOrdered), and returns one outcome per job in order. Jobs run group
+// by group (execution_order_group, lowest first); in
 // a group, in parallel when their spec allows, and a job waits for the
 // request's jobs it depends on and is not run when one of them failed.
 // After a group with a failure, abort_on_execution_order_fail leaves the
@@ -46,77 +44,13 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 	revoke := r.grantCredentials(ctx, w)
 	defer revoke()
 	outcomes := make([]outcome, len(jobs))
-	done := make([]chan struct{}, len(jobs))
-	byName := map[string]int{}
-	// Jobs of one dir and workspace share a checkout and its .terraform
-	// (the backend an init configured): two projects there, with their own
-	// backends, must never run at once even under parallel_plan.
-	dirLocks := map[string]*sync.Mutex{}
 	for i, j := range jobs {
-		dirLocks[j.Dir+"\x00"+j.Workspace] = new(sync.Mutex)
-		if j.Project != "" {
-			byName[j.Project] = i
-		}
-		done[i] = make(chan struct{})
 		outcomes[i] = storedOutcome(ctx, r, j)
-		outcomes[i].res.LockURL = r.lockURL(w, j)
-		if j.State != atoll.JobQueued {
-			close(done[i])
-		}
+		outcomes[i].res.LockURL = r.reporter().lockURL(w, j)
 	}
-	abort := ""
-	for _, group := range orderGroups(jobs) {
-		sem := make(chan struct{}, max(r.Parallelism, 1))
-		var wg sync.WaitGroup
-		for _, i := range group {
-			j, o := jobs[i], &outcomes[i]
-			if j.State != atoll.JobQueued {
-				continue
-			}
-			run := func() {
-				defer close(done[i])
-				if abort != "" && ctx.Err() == nil {
-					r.skipJob(ctx, w, j, o, abort)
-					return
-				}
-				// Dependencies first: a job holds no dir lock or
-				// slot another one it waits for needs.
-				reason, stopping := blockedBy(j, jobs, outcomes, done, byName)
-				if reason != "" && ctx.Err() == nil {
-					r.skipJob(ctx, w, j, o, reason)
-					return
-				}
-				dirLock := dirLocks[j.Dir+"\x00"+j.Workspace]
-				dirLock.Lock()
-				defer dirLock.Unlock()
-				if stopping || ctx.Err() != nil {
-					o.notStarted = true
-					o.res.Error = "Not started: Atoll is stopping. This job runs when Atoll starts again."
-					if _, ok := canceledCause(ctx); ok && r.jobCtx.Err() == nil {
-						o.res.Error = "Not started: canceled by a cancel comment."
-					}
-					return
-				}
-				r.runJob(ctx, w, j, fn, o)
-			}
-			if !j.Spec.Parallel || abort != "" {
-				run()
-				continue
-			}
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() { defer wg.Done(); defer func() { <-sem }(); run() }()
-		}
-		wg.Wait()
-		if abort == "" && jobs[group[0]].Spec.AbortOnOrderFail {
-			for _, i := range group {
-				if outcomes[i].failed() {
-					abort = fmt.Sprintf("Not run: a project of execution_order_group %d failed, and abort_on_execution_order_fail is set.", jobs[i].Spec.Group)
-					break
-				}
-			}
-		}
-	}
+	r.sched.runOrdered(ctx, jobs, outcomes,
+		func(i int) { r.runJob(ctx, w, jobs[i], fn, &outcomes[i]) },
+		func(i int, reason string) { r.skipJob(ctx, w, jobs[i], &outcomes[i], reason) })
 	return outcomes
 }
 
@@ -124,7 +58,7 @@ func (r *Runner) runJobs(ctx context.Context, w *work, jobs []*atoll.Job, fn job
 // that ended in an earlier run of its request, how it ended (told already,
 // unless the report was lost).
 func storedOutcome(ctx context.Context, r *Runner, j *atoll.Job) outcome {
-	o := outcome{job: j, res: markdown.ProjectResult{Dir: j.Dir, Workspace: j.Workspace, Project: j.Project, Command: j.Kind, JobURL: r.jobURL(j.ID)}}
+	o := outcome{job: j, res: atoll.ProjectResult{Dir: j.Dir, Workspace: j.Workspace, Project: j.Project, Command: j.Kind, JobURL: r.reporter().jobURL(j.ID)}}
 	if j.State == atoll.JobQueued {
 		return o
 	}
@@ -162,7 +96,7 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 		return
 	}
 	label := projectLabel(j.Dir, j.Workspace, j.Project)
-	r.status(ctx, w, j.HeadSHA, j.Kind, label, vcs.StatusPending, title(j.Kind)+" in progress...", r.jobURL(j.ID))
+	r.reporter().status(ctx, w, j.HeadSHA, j.Kind, label, vcs.StatusPending, title(j.Kind)+" in progress...", r.reporter().jobURL(j.ID))
 	sink, err := r.newLogSink(j, log)
 	if err != nil {
 		log.Error("start job log", "err", err)
@@ -178,7 +112,7 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 	if err != nil {
 		state, desc = atoll.JobFailed, title(j.Kind)+" failed."
 		res.Error = r.userError(err)
-		if _, ok := canceledCause(ctx); ok && r.jobCtx.Err() == nil {
+		if _, ok := canceledCause(ctx); ok && r.sched.jobCtx.Err() == nil {
 			state, desc = atoll.JobCanceled, title(j.Kind)+" canceled."
 			res.Error = "Canceled by a cancel comment: this " + j.Kind + " did not finish."
 		} else if ctx.Err() != nil {
@@ -225,10 +159,7 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 	if state != atoll.JobSucceeded {
 		st = vcs.StatusFailure
 	}
-	told := *res
-	told.Command = j.Kind
-	r.statusWith(context.WithoutCancel(ctx), w, j.HeadSHA, j.Kind, label,
-		vcs.Status{State: st, Description: desc, TargetURL: r.jobURL(j.ID), Details: markdown.StatusDetails(told)})
+	r.reporter().jobStatus(context.WithoutCancel(ctx), w, j, st, desc, *res)
 }
 
 // userError is what a user is shown for err: coded messages as they are,
@@ -269,9 +200,6 @@ func safeName(s string) string {
 		return r
 	}, s)
 }
-
-// emit adapts the sink to terraform's line callback.
-func (s *logSink) emit(l terraform.Line) { s.Write(l.Stream, l.Text) }
 
 func summarize(show []byte) (atoll.Summary, error) {
 	s, err := terraform.Summarize(show)

@@ -27,7 +27,7 @@ func (r *Runner) notifications(w *work, j *atoll.Job, success bool) ([]atoll.Not
 		if payload == nil {
 			var err error
 			a := notify.Apply{Repo: *w.repo, Pull: *w.pull, HeadSHA: j.HeadSHA, User: j.User, Dir: j.Dir, Workspace: j.Workspace,
-				Project: j.Project, Success: success, JobURL: r.jobURL(j.ID)}
+				Project: j.Project, Success: success, JobURL: r.reporter().jobURL(j.ID)}
 			if payload, err = json.Marshal(a.Result()); err != nil {
 				return nil, err
 			}
@@ -77,9 +77,9 @@ func (r *Runner) startNotifications() {
 		r.Notifications.Logger = r.Logger
 	}
 	r.notifyWake = make(chan struct{}, 1)
-	r.workers.Add(1)
+	r.sched.workers.Add(1)
 	go func() {
-		defer r.workers.Done()
-		r.Notifications.Run(r.jobCtx, r.notifyWake, r.stop)
+		defer r.sched.workers.Done()
+		r.Notifications.Run(r.sched.jobCtx, r.notifyWake, r.sched.stop)
 	}()
 }

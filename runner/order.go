@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/markdown"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -120,7 +119,5 @@ func (r *Runner) skipJob(ctx context.Context, w *work, j *atoll.Job, o *outcome,
 	}
 	o.final = true
 	w.log.Info("job not run", "job", j.ID, "reason", reason)
-	told := o.res
-	r.statusWith(context.WithoutCancel(ctx), w, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project),
-		vcs.Status{State: vcs.StatusFailure, Description: title(j.Kind) + " not run.", TargetURL: r.jobURL(j.ID), Details: markdown.StatusDetails(told)})
+	r.reporter().jobStatus(context.WithoutCancel(ctx), w, j, vcs.StatusFailure, title(j.Kind)+" not run.", o.res)
 }

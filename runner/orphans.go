@@ -20,63 +20,63 @@ import (
 // claim claims the next request and registers it as held, under claimMu
 // (shared with other claims, exclusive of a sweep) so that a sweep never
 // sees it claimed and not yet held.
-func (r *Runner) claim() (*atoll.Request, error) {
-	r.claimMu.RLock()
-	defer r.claimMu.RUnlock()
-	req, err := r.DB.ClaimRequest(context.Background(), r.Node)
+func (s *scheduler) claim() (*atoll.Request, error) {
+	s.claimMu.RLock()
+	defer s.claimMu.RUnlock()
+	req, err := s.db.ClaimRequest(context.Background(), s.node)
 	if err != nil {
 		// The claim may be committed all the same.
-		r.orphans.Store(true)
+		s.orphans.Store(true)
 		return nil, err
 	}
 	if req != nil {
-		r.liveMu.Lock()
-		if r.live == nil {
-			r.live = map[int64]bool{}
+		s.liveMu.Lock()
+		if s.live == nil {
+			s.live = map[int64]bool{}
 		}
-		r.live[req.ID] = true
-		r.liveMu.Unlock()
+		s.live[req.ID] = true
+		s.liveMu.Unlock()
 	}
 	return req, nil
 }
 
 // release lets request id go once its worker has recorded how it ended;
 // unknown says that record failed, so the request may still be running.
-func (r *Runner) release(id int64, unknown bool) {
-	r.liveMu.Lock()
-	delete(r.live, id)
-	r.liveMu.Unlock()
+func (s *scheduler) release(id int64, unknown bool) {
+	s.liveMu.Lock()
+	delete(s.live, id)
+	s.liveMu.Unlock()
 	// After it left live: a sweep that started before would skip it.
 	if unknown {
-		r.orphans.Store(true)
+		s.orphans.Store(true)
 	}
 }
 
 // requeueOrphans puts back in the queue the requests running under this
 // node that no worker holds. If it fails it is tried again on the next
 // worker's turn.
-func (r *Runner) requeueOrphans() {
+func (s *scheduler) requeueOrphans() {
 	// No claim is in flight while the sweep runs: every claimed request
 	// is in live.
-	r.claimMu.Lock()
-	defer r.claimMu.Unlock()
-	if !r.orphans.Swap(false) {
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	if !s.orphans.Swap(false) {
 		return // another worker swept
 	}
-	r.liveMu.Lock()
-	live := make([]int64, 0, len(r.live))
-	for id := range r.live {
+	s.liveMu.Lock()
+	live := make([]int64, 0, len(s.live))
+	for id := range s.live {
 		live = append(live, id)
 	}
-	r.liveMu.Unlock()
-	n, err := r.DB.RequeueOrphans(context.Background(), r.Node, live)
+	s.liveMu.Unlock()
+	n, err := s.db.RequeueOrphans(context.Background(), s.node, live)
 	if err != nil {
-		r.orphans.Store(true)
-		r.Logger.Error("requeue requests left running without a worker", "err", err)
+		s.orphans.Store(true)
+		s.logger.Error("requeue requests left running without a worker", "err", err)
 		return
 	}
 	if n > 0 {
-		r.Logger.Warn("requeued requests left running without a worker (a claim or finish whose outcome was unknown)", "requests", n)
-		r.Wake()
+		s.logger.Warn("requeued requests left running without a worker (a claim or finish whose outcome was unknown)", "requests", n)
+		s.Wake()
 	}
 }

@@ -4,16 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/repocfg"
-	"github.com/atollhq/atoll/runner/markdown"
-	"github.com/atollhq/atoll/terraform"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -41,16 +36,16 @@ func (r *Runner) plan(ctx context.Context, w *work, cmd *command.Command, autopl
 		if r.silenceNoProjectStatus(autoplan) {
 			w.log.Info("no projects: no commit status (--silence-vcs-status-no-plans, --silence-vcs-status-no-projects)")
 		} else {
-			r.status(ctx, w, sha, "plan", "", vcs.StatusSuccess, "0/0 projects planned: no Terraform changes.", "")
+			r.reporter().status(ctx, w, sha, "plan", "", vcs.StatusSuccess, "0/0 projects planned: no Terraform changes.", "")
 			// Nothing to apply either: required apply checks must pass.
-			r.status(ctx, w, sha, "apply", "", vcs.StatusSuccess, "0/0 projects applied successfully.", "")
+			r.reporter().status(ctx, w, sha, "apply", "", vcs.StatusSuccess, "0/0 projects applied successfully.", "")
 		}
 		if autoplan || r.SilenceNoProjects {
 			return nil
 		}
-		return r.reply(ctx, w, "plan", "Ran Plan for 0 projects: no modified Terraform projects were found in this pull request.")
+		return r.reporter().reply(ctx, w, "plan", "Ran Plan for 0 projects: no modified Terraform projects were found in this pull request.")
 	}
-	r.status(ctx, w, sha, "plan", "", vcs.StatusPending, fmt.Sprintf("Planning %d project(s)...", len(jobs)), r.pullURL(w))
+	r.reporter().status(ctx, w, sha, "plan", "", vcs.StatusPending, fmt.Sprintf("Planning %d project(s)...", len(jobs)), r.reporter().pullURL(w))
 	err = r.report(ctx, w, "plan", sha, r.runPlans(ctx, w, jobs))
 	r.policyStatuses(ctx, w, sha)
 	// Plans without changes may complete the pull request's apply status.
@@ -68,9 +63,7 @@ func (r *Runner) fail(ctx context.Context, w *work, command string, err error) e
 		return nil
 	}
 	w.log.Error(command+" failed", "err", err)
-	r.status(ctx, w, w.pull.HeadSHA, command, "", vcs.StatusFailure, "Failed: see the pull request comment.", r.pullURL(w))
-	body := r.Markdown.Error(command, atoll.ErrorMessage(err), vcs.Marker(command))
-	if _, cerr := w.comment(ctx, body); cerr != nil {
+	if cerr := r.reporter().failure(ctx, w, command, err); cerr != nil {
 		return fmt.Errorf("%w (and commenting failed: %v)", err, cerr)
 	}
 	return err
@@ -138,7 +131,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 	if err != nil {
 		return nil, err
 	}
-	r.warnConfig(ctx, w, cfg)
+	r.reporter().warnConfig(ctx, w, cfg)
 	var projects []repocfg.Project
 	if explicit {
 		projects, err = r.findTargeted(ctx, w, cfg, root, cmd)
@@ -189,7 +182,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 
 // runPlan runs one plan job whose lock its request took: init, plan, store
 // the plan file.
-func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *markdown.ProjectResult) error {
+func (r *Runner) runPlan(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *atoll.ProjectResult) error {
 	if len(j.Spec.PlanRequirements) > 0 {
 		d, err := r.refresh(ctx, w)
 		if err != nil {
@@ -234,78 +227,29 @@ func (r *Runner) releaseFailed(w *work, j *atoll.Job, sink *logSink, reason stri
 	sink.Write(atoll.StreamAtoll, "The plan did not succeed: the project's lock was released.")
 }
 
-// planLocked plans a project whose lock the pull request holds: init, plan,
-// show, and one commit of the plan file with the job's success.
-func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *markdown.ProjectResult) error {
-	dir, err := r.checkoutProject(ctx, w, j, sink)
+// planLocked plans a project whose lock the pull request holds: the
+// executor checks out, inits, plans and shows, and runs the policy checks;
+// one commit stores the plan file with the job's success.
+func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *atoll.ProjectResult) error {
+	if err := r.useTerraform(ctx, w, j, sink); err != nil {
+		return err
+	}
+	out, err := r.executor().Run(ctx, r.execSpec(w, j), jobEvents{logSink: sink})
+	res.Output, res.Summary, res.Policies = out.Output, out.Summary, out.Policies
+	if out.BaseSHA != "" {
+		// The base the checkout was merged onto: stored with the plan for
+		// the undiverged requirement of its apply.
+		j.Spec.BaseSHA = out.BaseSHA
+		var merr error
+		if res.MergedAgain, merr = r.mergedAgain(ctx, j); merr != nil && err == nil {
+			err = merr
+		}
+	}
 	if err != nil {
 		return err
 	}
-	if err := r.recordMergedBase(ctx, w, j); err != nil {
-		return err
-	}
-	if res.MergedAgain, err = r.mergedAgain(ctx, j); err != nil {
-		return err
-	}
-	planFile := filepath.Join(dir, planFileName(j))
-	start := time.Now()
-	if j.Spec.PlanSteps != nil {
-		// A plan file a pooled checkout kept from an earlier job must not
-		// pass for this one's when the steps write none.
-		if err := os.Remove(planFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove old plan file: %w", err)
-		}
-		if initFirst(j.Spec.PlanSteps) {
-			if err := r.initProject(ctx, w, j, r.terraformFor(w, j), dir, nil, sink); err != nil {
-				return err
-			}
-		}
-		s := r.newSteps(w, j, dir, planFile, sink)
-		err := s.run(ctx, j.Spec.PlanSteps)
-		res.Output = s.output()
-		if err != nil {
-			return err
-		}
-		if _, err := os.Stat(planFile); err != nil {
-			return atoll.Errorf(atoll.EINVALID, "Workflow %q wrote no plan file: its plan stage needs a plan step, or a run step that writes $PLANFILE.", j.Spec.Workflow)
-		}
-	} else {
-		if err := r.initProject(ctx, w, j, r.terraformFor(w, j), dir, j.Spec.InitArgs, sink); err != nil {
-			return err
-		}
-		// PlanArgs: jobs queued before workflows ran as steps.
-		args := planArgs(dir, j, j.Spec.PlanArgs)
-		if err := r.checkVarFiles(dir, j.Dir, args); err != nil {
-			return err
-		}
-		sink.Write(atoll.StreamAtoll, commandLine(terraform.PlanArgv(planFileName(j), args)))
-		out, _, err := r.terraformFor(w, j).Plan(ctx, dir, planFile, args, sink.emit)
-		res.Output = out
-		if err != nil {
-			return err
-		}
-	}
-	w.log.Debug("terraform plan", "job", j.ID, "ms", time.Since(start).Milliseconds())
-	show, err := r.terraformFor(w, j).ShowJSON(ctx, dir, planFile)
-	if err != nil {
-		return err
-	}
-	w.log.Debug("terraform show", "job", j.ID, "ms", time.Since(start).Milliseconds())
-	summary, err := summarize(show)
-	if err != nil {
-		return err
-	}
-	file, err := os.ReadFile(planFile)
-	if err != nil {
-		return fmt.Errorf("read plan file: %w", err)
-	}
-	res.Summary = &summary
-	checks, err := r.checkPolicies(ctx, w, j, dir, show, sink)
-	if err != nil {
-		return err
-	}
-	res.Policies = checks
-	plan := &atoll.Plan{JobID: j.ID, PullID: j.PullID, ProjectID: j.ProjectID, HeadSHA: j.HeadSHA, Summary: summary, File: file, ShowJSON: show}
+	summary, checks := *out.Summary, out.Policies
+	plan := &atoll.Plan{JobID: j.ID, PullID: j.PullID, ProjectID: j.ProjectID, HeadSHA: j.HeadSHA, Summary: summary, File: out.Plan, ShowJSON: out.ShowJSON}
 	// The log is complete before the job is seen as finished; the plan and
 	// the job's success are one commit: no one is told of an unstored plan.
 	if err := sink.Flush(); err != nil {

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/runner/markdown"
 )
 
 // runPlans takes the locks of every project the request plans, in one
@@ -26,14 +25,14 @@ func (r *Runner) runPlans(ctx context.Context, w *work, jobs []*atoll.Job) []out
 func (r *Runner) runLocked(ctx context.Context, w *work, jobs []*atoll.Job, fn jobFunc) []outcome {
 	holders, err := r.takeLocks(ctx, w, jobs)
 	if err != nil {
-		return r.runJobs(ctx, w, jobs, func(context.Context, *work, *atoll.Job, *logSink, *markdown.ProjectResult) error { return err })
+		return r.runJobs(ctx, w, jobs, func(context.Context, *work, *atoll.Job, *logSink, *atoll.ProjectResult) error { return err })
 	}
 	if len(holders) == 0 {
 		return r.runJobs(ctx, w, jobs, fn)
 	}
-	refuse := func(_ context.Context, _ *work, j *atoll.Job, _ *logSink, res *markdown.ProjectResult) error {
+	refuse := func(_ context.Context, _ *work, j *atoll.Job, _ *logSink, res *atoll.ProjectResult) error {
 		if h := holders[j.ProjectID]; h != nil {
-			res.LockedBy = &markdown.LockHolder{Pull: h.Pull, URL: h.PullURL, User: h.User}
+			res.LockedBy = &atoll.LockHolder{Pull: h.Pull, URL: h.PullURL, User: h.User}
 			return atoll.Errorf(atoll.ECONFLICT, "This project is locked by pull request #%d.", h.Pull)
 		}
 		if j.Kind != atoll.JobPlan {

@@ -36,10 +36,11 @@ func showFileName(j *atoll.Job) string {
 // project's dir and returns one result per set; the output goes to the
 // plan job's log. A conftest that cannot run fails its set (with the
 // reason as output): owners can still approve it, as in Atlantis.
-func (r *Runner) checkPolicies(ctx context.Context, w *work, j *atoll.Job, dir string, show []byte, sink *logSink) ([]atoll.PolicyCheck, error) {
-	if !r.policiesOn(w, j) {
+func (x *execution) checkPolicies(ctx context.Context, dir string, show []byte) ([]atoll.PolicyCheck, error) {
+	if x.e.Policies == nil || x.e.Policies.Policies == nil {
 		return nil, nil
 	}
+	j := x.j
 	input := showFileName(j)
 	if err := os.WriteFile(filepath.Join(dir, input), show, 0o600); err != nil {
 		return nil, fmt.Errorf("write plan json for conftest: %w", err)
@@ -48,21 +49,21 @@ func (r *Runner) checkPolicies(ctx context.Context, w *work, j *atoll.Job, dir s
 	var checks []atoll.PolicyCheck
 	var err error
 	if j.Spec.PolicySteps == nil {
-		checks, err = r.conftestSets(ctx, j, dir, input, sink)
+		checks, err = x.conftestSets(ctx, dir, input)
 	} else {
-		checks, err = r.policySteps(ctx, w, j, dir, sink)
+		checks, err = x.policySteps(ctx, dir)
 	}
-	r.markSticky(checks)
+	markSticky(x.e.Policies, checks)
 	return checks, err
 }
 
 // markSticky marks the checks of sets with sticky_policy_approvals and
 // hashes their output's items (the matches of policy_item_regex), which
 // decide which earlier approvals still cover them.
-func (r *Runner) markSticky(checks []atoll.PolicyCheck) {
+func markSticky(pc *PolicyChecks, checks []atoll.PolicyCheck) {
 	for i := range checks {
 		c := &checks[i]
-		sticky, re := r.Policies.Policies.StickyFor(c.PolicySet)
+		sticky, re := pc.Policies.StickyFor(c.PolicySet)
 		if !sticky {
 			continue
 		}
@@ -90,15 +91,13 @@ func policyItemHashes(re *regexp.Regexp, out string) []string {
 // results. A failing step fails the plan, as a policy check that errors
 // does in Atlantis. With custom_policy_check (the project's, else the
 // server config's) and run steps, the run steps are the check instead.
-func (r *Runner) policySteps(ctx context.Context, w *work, j *atoll.Job, dir string, sink *logSink) ([]atoll.PolicyCheck, error) {
-	s := r.newSteps(w, j, dir, filepath.Join(dir, planFileName(j)), sink)
-	custom := r.ServerConfig != nil && r.ServerConfig.CustomPolicyCheckFor(serverRepoID(w.repo))
-	if j.Spec.CustomPolicyCheck != nil {
-		custom = *j.Spec.CustomPolicyCheck
-	}
-	custom = custom && slices.ContainsFunc(j.Spec.PolicySteps, func(st atoll.Step) bool { return st.Name == "run" })
+func (x *execution) policySteps(ctx context.Context, dir string) ([]atoll.PolicyCheck, error) {
+	j := x.j
+	s := x.newSteps(dir, filepath.Join(dir, planFileName(j)))
+	// The project's custom_policy_check, else the server config's.
+	custom := x.custom && slices.ContainsFunc(j.Spec.PolicySteps, func(st atoll.Step) bool { return st.Name == "run" })
 	if custom {
-		return r.customPolicies(ctx, s, j.Spec.PolicySteps)
+		return x.customPolicies(ctx, s, j.Spec.PolicySteps)
 	}
 	var checks []atoll.PolicyCheck
 	var before, after []string
@@ -109,7 +108,7 @@ func (r *Runner) policySteps(ctx context.Context, w *work, j *atoll.Job, dir str
 				continue
 			}
 			var err error
-			if checks, err = r.conftestSets(ctx, j, dir, showFileName(j), sink); err != nil {
+			if checks, err = x.conftestSets(ctx, dir, showFileName(j)); err != nil {
 				return nil, err
 			}
 			ran = true
@@ -127,7 +126,7 @@ func (r *Runner) policySteps(ctx context.Context, w *work, j *atoll.Job, dir str
 	}
 	if !ran {
 		var err error
-		if checks, err = r.conftestSets(ctx, j, dir, showFileName(j), sink); err != nil {
+		if checks, err = x.conftestSets(ctx, dir, showFileName(j)); err != nil {
 			return nil, err
 		}
 	}
@@ -142,8 +141,8 @@ func (r *Runner) policySteps(ctx context.Context, w *work, j *atoll.Job, dir str
 // result of the nth policy set, failed when it is empty, starts with FAIL
 // or counts failures ("1 failure", JSON "failures": [...]). Outputs beyond
 // the sets join the last set's. A failing step fails the plan.
-func (r *Runner) customPolicies(ctx context.Context, s *steps, list []atoll.Step) ([]atoll.PolicyCheck, error) {
-	sets := r.Policies.Policies.Sets
+func (x *execution) customPolicies(ctx context.Context, s *steps, list []atoll.Step) ([]atoll.PolicyCheck, error) {
+	sets := x.e.Policies.Policies.Sets
 	checks := make([]atoll.PolicyCheck, 0, len(sets))
 	for _, st := range list {
 		if st.Name == "policy_check" {
@@ -192,8 +191,8 @@ func customPassed(out string) bool {
 
 // conftestSets runs conftest for every policy set against input (the
 // plan's JSON, relative to dir) and returns one result per set.
-func (r *Runner) conftestSets(ctx context.Context, j *atoll.Job, dir, input string, sink *logSink) ([]atoll.PolicyCheck, error) {
-	pc := r.Policies
+func (x *execution) conftestSets(ctx context.Context, dir, input string) ([]atoll.PolicyCheck, error) {
+	pc, j, sink := x.e.Policies, x.j, x.sink
 	checks := make([]atoll.PolicyCheck, 0, len(pc.Policies.Sets))
 	for _, set := range pc.Policies.Sets {
 		args := append([]string{"test", "--no-color", "--policy", set.Path, input}, j.Spec.PolicyArgs...)

@@ -60,15 +60,15 @@ func decidePolicyApproval(p *repocfg.Policies, c atoll.PolicyCheck, user string,
 // failed policy sets, each recorded with an audit event.
 func (r *Runner) approvePolicies(ctx context.Context, w *work, cmd *command.Command) error {
 	if r.Policies == nil || r.Policies.Policies == nil {
-		return r.reply(ctx, w, "approve_policies", "**Approve Policies**: policy checks are not enabled on this Atoll server (`--enable-policy-checks` with `policies` in the server-side repo config): there is nothing to approve.")
+		return r.reporter().reply(ctx, w, "approve_policies", "**Approve Policies**: policy checks are not enabled on this Atoll server (`--enable-policy-checks` with `policies` in the server-side repo config): there is nothing to approve.")
 	}
 	if target := cmd.PolicySet; target != "" && r.Policies.Policies.Set(target) == nil {
-		return r.reply(ctx, w, "approve_policies", fmt.Sprintf("**Approve Policies Error**: there is no policy set %s in the server's config.", codeSpan(target)))
+		return r.reporter().reply(ctx, w, "approve_policies", fmt.Sprintf("**Approve Policies Error**: there is no policy set %s in the server's config.", codeSpan(target)))
 	}
 	teams, err := r.policyTeams(ctx, w)
 	if err != nil {
 		w.log.Error("approve_policies: list the user's teams", "user", w.req.User, "err", err)
-		return r.reply(ctx, w, "approve_policies", fmt.Sprintf("**Approve Policies Error**: Atoll could not list the teams of @%s in %s (%s), "+
+		return r.reporter().reply(ctx, w, "approve_policies", fmt.Sprintf("**Approve Policies Error**: Atoll could not list the teams of @%s in %s (%s), "+
 			"so team owners cannot be checked. Nothing was approved.", w.req.User, w.repo.Owner, atoll.ErrorMessage(err)))
 	}
 	plans, err := r.DB.PendingPlans(ctx, w.pull.ID)
@@ -99,10 +99,10 @@ func (r *Runner) approvePolicies(ctx context.Context, w *work, cmd *command.Comm
 		}
 	}
 	if len(results) == 0 {
-		return r.reply(ctx, w, "approve_policies", fmt.Sprintf("Ran Approve Policies for 0 projects: there are no unapplied, policy-checked plans%s.", selectionText(cmd)))
+		return r.reporter().reply(ctx, w, "approve_policies", fmt.Sprintf("Ran Approve Policies for 0 projects: there are no unapplied, policy-checked plans%s.", selectionText(cmd)))
 	}
 	r.policyStatuses(ctx, w, w.pull.HeadSHA)
-	return r.reply(ctx, w, "approve_policies", r.Markdown.ApprovePolicies(results))
+	return r.reporter().reply(ctx, w, "approve_policies", r.Markdown.ApprovePolicies(results))
 }
 
 // policyStatuses sets atlantis/policy_check (and one per project) on sha
@@ -140,7 +140,7 @@ func (r *Runner) policyStatuses(ctx context.Context, w *work, sha string) {
 		if state == vcs.StatusSuccess {
 			ok++
 		}
-		r.status(ctx, w, sha, "policy_check", projectLabel(pj.Dir, pj.Workspace, pj.Project), state, desc, r.jobURL(pj.ID))
+		r.reporter().status(ctx, w, sha, "policy_check", projectLabel(pj.Dir, pj.Workspace, pj.Project), state, desc, r.reporter().jobURL(pj.ID))
 	}
 	if total == 0 {
 		return
@@ -149,7 +149,7 @@ func (r *Runner) policyStatuses(ctx context.Context, w *work, sha string) {
 	if ok < total {
 		state = vcs.StatusFailure
 	}
-	r.status(ctx, w, sha, "policy_check", "", state, fmt.Sprintf("%d/%d projects passed policy checks or were approved.", ok, total), r.pullURL(w))
+	r.reporter().status(ctx, w, sha, "policy_check", "", state, fmt.Sprintf("%d/%d projects passed policy checks or were approved.", ok, total), r.reporter().pullURL(w))
 }
 
 func allPoliciesPassed(checks []atoll.PolicyCheck) bool {

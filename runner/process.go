@@ -55,15 +55,17 @@ func (w *work) releaseDirs() {
 
 func (r *Runner) process(req *atoll.Request) {
 	// A cancel comment may cancel this request's context (a plan only);
-	// stopping the server cancels r.jobCtx, and so this one too.
-	ctx, cancel := context.WithCancelCause(r.jobCtx)
+	// stopping the server cancels r.sched.jobCtx, and so this one too.
+	ctx, cancel := context.WithCancelCause(r.sched.jobCtx)
 	defer cancel(nil)
-	r.running.add(req.PullID, req.ID, cancel)
-	defer r.running.remove(req.PullID, req.ID)
+	r.sched.running.add(req.PullID, req.ID, cancel)
+	defer r.sched.running.remove(req.PullID, req.ID)
 	log := r.Logger.With("request", req.ID, "kind", req.Kind, "repo", req.Repo, "pull", req.Pull)
 	started := time.Now()
 	w, err := r.load(ctx, req, log)
 	if err == nil {
+		r.requests.Store(req.ID, w)
+		defer r.requests.Delete(req.ID)
 		log.Info("request started")
 		err = r.dispatch(ctx, w)
 		w.releaseDirs()
@@ -76,20 +78,20 @@ func (r *Runner) process(req *atoll.Request) {
 		msg = atoll.ErrorMessage(err)
 		log.Log(ctx, errorLevel(err), "request failed", "err", err)
 	}
-	if cancelID, ok := canceledCause(ctx); ok && r.jobCtx.Err() == nil {
+	if cancelID, ok := canceledCause(ctx); ok && r.sched.jobCtx.Err() == nil {
 		// Its jobs that did not start never will.
 		state, msg = atoll.RequestDone, cancelMark(cancelID)
 		if cerr := r.commit("cancel request jobs", func(ctx context.Context) error { return r.DB.CancelRequestJobs(ctx, req.ID, msg) }); cerr != nil {
 			log.Error("cancel request jobs", "err", cerr)
 		}
-	} else if r.jobCtx.Err() != nil {
+	} else if r.sched.jobCtx.Err() != nil {
 		// Stopping: jobs that did not start stay queued and the request
 		// goes back to the queue; the next start runs what is left.
 		state, msg = atoll.RequestQueued, ""
 	}
 	// A request left running would hold up its pull request's queue.
 	ferr := r.commit("finish request", func(ctx context.Context) error { return r.DB.FinishRequest(ctx, req.ID, state, msg) })
-	r.release(req.ID, ferr != nil)
+	r.sched.release(req.ID, ferr != nil)
 	if ferr != nil {
 		log.Error("finish request", "err", ferr)
 	}
@@ -129,32 +131,32 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 		if r.autoplanLabeled(ctx, w) {
 			return nil
 		}
-		r.running.markPlan(w.pull.ID, w.req.ID)
+		r.sched.running.markPlan(w.pull.ID, w.req.ID)
 		autoplan := &command.Command{Name: command.Plan}
 		return r.withHooks(ctx, w, "plan", autoplan, func() error { return r.plan(ctx, w, autoplan, true) })
 	}
-	r.react(ctx, w)
+	r.reporter().react(ctx, w)
 	cmd, err := r.Parser.Parse(w.req.Comment)
 	if err != nil {
-		return r.reply(ctx, w, "error", atoll.ErrorMessage(err))
+		return r.reporter().reply(ctx, w, "error", atoll.ErrorMessage(err))
 	} else if cmd == nil {
 		return nil
 	}
 	if w.pull.State != atoll.PullOpen && (cmd.Name == command.Plan || cmd.Name == command.Apply) {
-		return r.reply(ctx, w, "error", fmt.Sprintf("This pull request is %s: Atoll does not %s closed pull requests.", w.pull.State, cmd.Name))
+		return r.reporter().reply(ctx, w, "error", fmt.Sprintf("This pull request is %s: Atoll does not %s closed pull requests.", w.pull.State, cmd.Name))
 	}
 	if ok, err := r.teamAllowed(ctx, w, cmd.Name); !ok {
 		return err
 	}
 	switch cmd.Name {
 	case command.Help:
-		return r.reply(ctx, w, "help", r.Parser.HelpReply(cmd))
+		return r.reporter().reply(ctx, w, "help", r.Parser.HelpReply(cmd))
 	case command.Version:
 		return r.version(ctx, w, cmd)
 	case command.Unlock:
 		return r.unlock(ctx, w)
 	case command.Plan:
-		r.running.markPlan(w.pull.ID, w.req.ID)
+		r.sched.running.markPlan(w.pull.ID, w.req.ID)
 		return r.withHooks(ctx, w, "plan", cmd, func() error { return r.plan(ctx, w, cmd, false) })
 	case command.Apply:
 		return r.withHooks(ctx, w, "apply", cmd, func() error { return r.apply(ctx, w, cmd) })
@@ -165,15 +167,7 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 	case command.ApprovePolicies:
 		return r.approvePolicies(ctx, w, cmd)
 	}
-	return r.reply(ctx, w, "error", notYet(r.Parser, cmd))
-}
-
-// reply posts one comment for a command that runs nothing.
-func (r *Runner) reply(ctx context.Context, w *work, command, body string) error {
-	ctx, cancel := reportContext(ctx)
-	defer cancel()
-	_, err := w.comment(ctx, body+"\n"+vcs.Marker(command))
-	return err
+	return r.reporter().reply(ctx, w, "error", notYet(r.Parser, cmd))
 }
 
 // comment posts body on the request's pull request: in the thread of the
@@ -196,7 +190,7 @@ func (w *work) replyTo() string {
 
 func (r *Runner) unlock(ctx context.Context, w *work) error {
 	if msg := r.unlockRefused(ctx, w); msg != "" {
-		return r.reply(ctx, w, "unlock", msg)
+		return r.reporter().reply(ctx, w, "unlock", msg)
 	}
 	// Plans made without a lock (on_apply, disabled) are discarded too:
 	// counted to say so.
@@ -210,9 +204,9 @@ func (r *Runner) unlock(ctx context.Context, w *work) error {
 	}
 	n := len(locks)
 	if n == 0 && len(pending) > 0 {
-		return r.reply(ctx, w, "unlock", r.Markdown.DiscardedPlans(len(pending), ""))
+		return r.reporter().reply(ctx, w, "unlock", r.Markdown.DiscardedPlans(len(pending), ""))
 	}
-	return r.reply(ctx, w, "unlock", r.Markdown.Unlocked(n, ""))
+	return r.reporter().reply(ctx, w, "unlock", r.Markdown.Unlocked(n, ""))
 }
 
 // close tells the pull request which locks were released (that happened in
@@ -229,7 +223,7 @@ func (r *Runner) close(ctx context.Context, w *work) error {
 	for i, p := range projects {
 		labels[i] = p.Label()
 	}
-	return r.reply(ctx, w, "close", r.Markdown.Closed(labels, ""))
+	return r.reporter().reply(ctx, w, "close", r.Markdown.Closed(labels, ""))
 }
 
 // reportInterrupted tells a pull request that a job stopped with the process.
@@ -246,17 +240,14 @@ func (r *Runner) reportInterrupted(ctx context.Context, j *atoll.Job) {
 	if err != nil {
 		return
 	}
-	body := fmt.Sprintf("**%s interrupted** for dir: `%s` workspace: `%s`: %s", title(j.Kind), j.Dir, j.Workspace, j.Error)
-	if j.Kind != atoll.JobPlan {
-		body += "\n\nThe " + commandText(j.Kind) + " may have been partly done. Check the state, then run plan again."
-	}
-	if _, err := p.CreateComment(ctx, *repo, pull.Number, body+"\n"+vcs.Marker("interrupted")); err != nil {
+	rp := r.reporter()
+	if err := rp.interrupted(ctx, p, repo, pull.Number, j); err != nil {
 		r.Logger.Log(ctx, errorLevel(err), "report interrupted job", "job", j.ID, "err", err)
 	} else if err := r.commit("mark job reported", func(ctx context.Context) error { return r.DB.MarkJobsReported(ctx, []int64{j.ID}) }); err != nil {
 		r.Logger.Error("report interrupted job", "job", j.ID, "err", err)
 	}
-	r.setStatus(ctx, p, repo, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project),
-		vcs.Status{State: vcs.StatusError, Description: "interrupted", TargetURL: r.jobURL(j.ID), Pull: j.Pull})
+	rp.setStatus(ctx, p, repo, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project),
+		vcs.Status{State: vcs.StatusError, Description: "interrupted", TargetURL: rp.jobURL(j.ID), Pull: j.Pull})
 }
 
 // checkout brings the pull request's work dir for workspace to sha.

@@ -9,9 +9,9 @@ import (
 // react marks the command comment of the request with --emoji-reaction,
 // as Atlantis does once it accepts a comment. Hosts without reactions
 // (Azure DevOps) are skipped; a failure is logged and changes nothing.
-func (r *Runner) react(ctx context.Context, w *work) {
+func (rp reporter) react(ctx context.Context, w *work) {
 	id := w.replyTo() // the host's id of the comment, for comments from webhooks only
-	if r.EmojiReaction == "" || id == "" {
+	if rp.emoji == "" || id == "" {
 		return
 	}
 	rc, ok := vcs.As[vcs.Reactor](w.vcs)
@@ -20,7 +20,7 @@ func (r *Runner) react(ctx context.Context, w *work) {
 	}
 	ctx, cancel := reportContext(ctx)
 	defer cancel()
-	if err := rc.React(ctx, *w.repo, w.pull.Number, id, r.EmojiReaction); err != nil {
-		w.log.Warn("react to the command comment", "reaction", r.EmojiReaction, "comment", id, "err", err)
+	if err := rc.React(ctx, *w.repo, w.pull.Number, id, rp.emoji); err != nil {
+		w.log.Warn("react to the command comment", "reaction", rp.emoji, "comment", id, "err", err)
 	}
 }

@@ -19,20 +19,20 @@ import (
 // setStatus sets "atlantis/<command>" (aggregate, label "") or
 // "atlantis/<command>: <label>" on sha. A failure to set a status is logged,
 // not fatal: the comment still tells the user.
-func (r *Runner) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo, sha, command, label string, st vcs.Status) {
+func (rp reporter) setStatus(ctx context.Context, p vcs.Provider, repo *atoll.Repo, sha, command, label string, st vcs.Status) {
 	ctx, cancel := reportContext(ctx)
 	defer cancel()
 	if sha == "" || command == atoll.JobImport || command == atoll.JobStateRm {
 		// Atlantis sets no commit status for import and state rm.
 		return
 	}
-	name := cmp.Or(r.StatusName, DefaultStatusName) + "/" + command
+	name := cmp.Or(rp.statusName, DefaultStatusName) + "/" + command
 	if label != "" {
 		name += ": " + label
 	}
 	st.Context = truncateContext(name)
 	if err := p.SetStatus(ctx, *repo, sha, st); err != nil {
-		r.Logger.Log(ctx, errorLevel(err), "set commit status", "repo", repo.FullName(), "context", name, "err", err)
+		rp.logger.Log(ctx, errorLevel(err), "set commit status", "repo", repo.FullName(), "context", name, "err", err)
 	}
 }
 
@@ -54,15 +54,15 @@ func truncateContext(s string) string {
 // status sets a commit status of the request's pull request without
 // holding up its work: statuses go out in order from the request's status
 // queue (on a real host each is a round trip, and nothing waits on them).
-func (r *Runner) status(ctx context.Context, w *work, sha, command, label, state, desc, url string) {
-	r.statusWith(ctx, w, sha, command, label, vcs.Status{State: state, Description: desc, TargetURL: url})
+func (rp reporter) status(ctx context.Context, w *work, sha, command, label, state, desc, url string) {
+	rp.statusWith(ctx, w, sha, command, label, vcs.Status{State: state, Description: desc, TargetURL: url})
 }
 
 // statusWith is status with every field of the status given (Details).
-func (r *Runner) statusWith(ctx context.Context, w *work, sha, command, label string, st vcs.Status) {
+func (rp reporter) statusWith(ctx context.Context, w *work, sha, command, label string, st vcs.Status) {
 	ctx = context.WithoutCancel(ctx)
 	st.Pull = w.pull.Number
-	w.statuses.push(func() { r.setStatus(ctx, w.vcs, w.repo, sha, command, label, st) })
+	w.statuses.push(func() { rp.setStatus(ctx, w.vcs, w.repo, sha, command, label, st) })
 }
 
 // statusQueue runs a request's status updates one at a time, in order.
@@ -101,7 +101,7 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 	ctx, cancel := reportContext(ctx)
 	defer cancel()
 	ok, final := 0, true
-	var tell []markdown.ProjectResult
+	var tell []atoll.ProjectResult
 	var told []int64
 	fresh := true
 	for _, o := range outcomes {
@@ -130,11 +130,11 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 		if ok < len(outcomes) {
 			state = vcs.StatusFailure
 		}
-		r.status(ctx, w, sha, command, "", state, fmt.Sprintf("%d/%d projects planned successfully.", ok, len(outcomes)), r.pullURL(w))
+		r.reporter().status(ctx, w, sha, command, "", state, fmt.Sprintf("%d/%d projects planned successfully.", ok, len(outcomes)), r.reporter().pullURL(w))
 	}
 	for _, o := range outcomes {
 		if o.resumed {
-			r.resumedStatus(ctx, w, o)
+			r.reporter().resumedStatus(ctx, w, o)
 		}
 	}
 	if len(tell) == 0 {
@@ -149,31 +149,25 @@ func (r *Runner) report(ctx context.Context, w *work, command, sha string, outco
 			tell = append(tell, o.res)
 		}
 	}
-	var posted []string
-	for _, body := range r.markdownFor(w.vcs).Results(command, tell, vcs.Marker(command)) {
-		id, err := w.comment(ctx, body)
-		if err != nil {
-			return fmt.Errorf("comment %s results: %w", command, err)
-		}
-		posted = append(posted, id)
+	posted, err := r.reporter().results(ctx, w, command, tell)
+	if err != nil {
+		return err
 	}
 	if err := r.commit("mark jobs reported", func(ctx context.Context) error { return r.DB.MarkJobsReported(ctx, told) }); err != nil {
 		return err
 	}
 	// Hidden after the new results are up, so users do not wait for it.
 	if fresh && command == "plan" && r.HidePrevPlanComments {
-		if err := w.vcs.HideComments(ctx, *w.repo, w.pull.Number, command, posted...); err != nil {
-			w.log.Warn("hide earlier comments", "err", err)
-		}
+		r.reporter().hidePrevious(ctx, w, command, posted)
 	}
 	return nil
 }
 
-// markdownFor is r.Markdown splitting results at the host's comment limit, if
-// it has one (and r.Markdown sets none lower): each comment is filled up to
+// markdownFor is the renderer splitting results at the host's comment limit, if
+// it has one (and the renderer sets none lower): each comment is filled up to
 // it, so long plans take as few comments as the host allows.
-func (r *Runner) markdownFor(host vcs.Provider) markdown.Renderer {
-	md := r.Markdown
+func (rp reporter) markdownFor(host vcs.Provider) markdown.Renderer {
+	md := rp.md
 	if l, ok := vcs.As[vcs.CommentLimiter](host); ok && (md.MaxCommentLen <= 0 || l.MaxCommentChars() < md.MaxCommentLen) {
 		md.MaxCommentLen = l.MaxCommentChars()
 	}
@@ -184,7 +178,7 @@ func (r *Runner) markdownFor(host vcs.Provider) markdown.Renderer {
 // of its request, as runJob would have when it ended: the process that ran
 // it may have died (or lost its lease, and been fenced) with the status
 // still queued.
-func (r *Runner) resumedStatus(ctx context.Context, w *work, o outcome) {
+func (rp reporter) resumedStatus(ctx context.Context, w *work, o outcome) {
 	j := o.job
 	st, desc := vcs.StatusSuccess, title(j.Kind)+" succeeded."
 	if j.State != atoll.JobSucceeded {
@@ -192,27 +186,24 @@ func (r *Runner) resumedStatus(ctx context.Context, w *work, o outcome) {
 	} else if j.Summary != nil {
 		desc = summaryText(j.Kind, *j.Summary)
 	}
-	told := o.res
-	told.Command = j.Kind
-	r.statusWith(ctx, w, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project),
-		vcs.Status{State: st, Description: desc, TargetURL: r.jobURL(j.ID), Details: markdown.StatusDetails(told)})
+	rp.jobStatus(ctx, w, j, st, desc, o.res)
 }
 
-func (r *Runner) pullURL(w *work) string {
-	if r.PublicURL == "" {
+func (rp reporter) pullURL(w *work) string {
+	if rp.publicURL == "" {
 		return ""
 	}
-	return r.links().Pull(w.repo.FullName(), w.pull.Number)
+	return rp.links().Pull(w.repo.FullName(), w.pull.Number)
 }
 
 // lockURL is where a plan's lock can be deleted: the project's row on the
 // pull request page (atoll.Links.Project), which has the
 // Unlock button; "" for other jobs or without a public URL.
-func (r *Runner) lockURL(w *work, j *atoll.Job) string {
-	if j.Kind != atoll.JobPlan || r.PublicURL == "" {
+func (rp reporter) lockURL(w *work, j *atoll.Job) string {
+	if j.Kind != atoll.JobPlan || rp.publicURL == "" {
 		return ""
 	}
-	return r.links().Project(w.repo.FullName(), w.pull.Number, j.ProjectID)
+	return rp.links().Project(w.repo.FullName(), w.pull.Number, j.ProjectID)
 }
 
 // reportContext outlives a stop: when running jobs are interrupted, telling
@@ -236,4 +227,48 @@ func errorLevel(err error) slog.Level {
 		return slog.LevelDebug
 	}
 	return slog.LevelError
+}
+
+// jobStatus sets the commit status of job j's project: state and desc, a
+// link to its log and, on hosts that show them, res rendered as details.
+func (rp reporter) jobStatus(ctx context.Context, w *work, j *atoll.Job, state, desc string, res atoll.ProjectResult) {
+	res.Command = j.Kind
+	rp.statusWith(ctx, w, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project),
+		vcs.Status{State: state, Description: desc, TargetURL: rp.jobURL(j.ID), Details: markdown.StatusDetails(res)})
+}
+
+func (rp reporter) jobURL(id int64) string {
+	if rp.publicURL == "" {
+		return ""
+	}
+	return rp.links().Job(id)
+}
+
+func (rp reporter) planURL(id int64) string {
+	return rp.links().Plan(id)
+}
+
+// links builds the addresses of Atoll's pages the reporter prints.
+func (rp reporter) links() atoll.Links { return atoll.Links{Base: rp.publicURL} }
+
+// reply posts one comment for a command that runs nothing.
+func (rp reporter) reply(ctx context.Context, w *work, command, body string) error {
+	ctx, cancel := reportContext(ctx)
+	defer cancel()
+	_, err := w.comment(ctx, body+"\n"+vcs.Marker(command))
+	return err
+}
+
+// results posts the comments telling results of command, split where the
+// host's limit says, and returns the host's ids of the comments.
+func (rp reporter) results(ctx context.Context, w *work, command string, results []atoll.ProjectResult) ([]string, error) {
+	var posted []string
+	for _, body := range rp.markdownFor(w.vcs).Results(command, results, vcs.Marker(command)) {
+		id, err := w.comment(ctx, body)
+		if err != nil {
+			return posted, fmt.Errorf("comment %s results: %w", command, err)
+		}
+		posted = append(posted, id)
+	}
+	return posted, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner/executor"
 	"github.com/atollhq/atoll/terraform"
 )
 
@@ -19,18 +20,17 @@ import (
 // project dir that is checked out. The steps share an environment: what
 // env and multienv steps set reaches every later step, Terraform's too.
 type steps struct {
-	r        *Runner
-	w        *work
+	x        *execution
 	j        *atoll.Job
-	sink     *logSink
+	sink     executor.LogSink
 	dir      string
 	planFile string
 	env      []string // KEY=VALUE from env and multienv steps, in order
 	outputs  []string // what the comment shows, one entry per step
 }
 
-func (r *Runner) newSteps(w *work, j *atoll.Job, dir, planFile string, sink *logSink) *steps {
-	return &steps{r: r, w: w, j: j, sink: sink, dir: dir, planFile: planFile}
+func (x *execution) newSteps(dir, planFile string) *steps {
+	return &steps{x: x, j: x.j, sink: x.sink, dir: dir, planFile: planFile}
 }
 
 // output is the steps' output for the comment, as Atlantis joins it.
@@ -38,7 +38,7 @@ func (s *steps) output() string { return strings.Join(s.outputs, "\n") }
 
 // terraform is the job's Terraform runner with the steps' environment.
 func (s *steps) terraform() terraform.Runner {
-	tf := s.r.terraformFor(s.w, s.j)
+	tf := s.x.tf
 	tf.Env = append(append([]string{}, tf.Env...), s.env...)
 	return tf
 }
@@ -57,7 +57,7 @@ func (s *steps) run(ctx context.Context, list []atoll.Step) error {
 		var err error
 		switch st.Name {
 		case "init":
-			err = s.r.initProject(ctx, s.w, s.j, s.terraform(), s.dir, st.ExtraArgs, s.sink)
+			err = s.x.initProject(ctx, s.terraform(), s.dir, st.ExtraArgs)
 		case "plan":
 			err = s.plan(ctx, st)
 		case "show":
@@ -85,11 +85,11 @@ func (s *steps) run(ctx context.Context, list []atoll.Step) error {
 
 func (s *steps) plan(ctx context.Context, st atoll.Step) error {
 	args := planArgs(s.dir, s.j, st.ExtraArgs)
-	if err := s.r.checkVarFiles(s.dir, s.j.Dir, args); err != nil {
+	if err := checkVarFiles(s.dir, s.j.Dir, args); err != nil {
 		return err
 	}
 	s.sink.Write(atoll.StreamAtoll, commandLine(terraform.PlanArgv(planFileName(s.j), args)))
-	out, _, err := s.terraform().Plan(ctx, s.dir, s.planFile, args, s.sink.emit)
+	out, _, err := s.terraform().Plan(ctx, s.dir, s.planFile, args, s.x.emit)
 	s.outputs = append(s.outputs, out)
 	return err
 }
@@ -120,11 +120,11 @@ func (s *steps) show(ctx context.Context) error {
 
 func (s *steps) apply(ctx context.Context, st atoll.Step) error {
 	args := append(append([]string{}, st.ExtraArgs...), s.j.Spec.ExtraArgs...)
-	if err := s.r.checkVarFiles(s.dir, s.j.Dir, args); err != nil {
+	if err := checkVarFiles(s.dir, s.j.Dir, args); err != nil {
 		return err
 	}
 	s.sink.Write(atoll.StreamAtoll, commandLine(terraform.ApplyArgv(planFileName(s.j), args)))
-	out, err := s.terraform().Apply(ctx, s.dir, s.planFile, args, s.sink.emit)
+	out, err := s.terraform().Apply(ctx, s.dir, s.planFile, args, s.x.emit)
 	s.outputs = append(s.outputs, out)
 	return err
 }
@@ -284,11 +284,11 @@ func (s *steps) commandStdout(ctx context.Context, st atoll.Step) (string, error
 // Terraform binary the job runs, so `terraform` in a command is that one
 // (see terraformPath).
 func (s *steps) commandEnv(ctx context.Context) ([]string, error) {
-	v, err := s.r.jobTerraformVersion(ctx, s.w, s.j)
+	v, err := s.x.terraformVersion(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("terraform version: %w", err)
 	}
-	j, w := s.j, s.w
+	j := s.j
 	env := []string{
 		"ATLANTIS_TERRAFORM_VERSION=" + v.String(),
 		"WORKSPACE=" + j.Workspace,
@@ -299,8 +299,8 @@ func (s *steps) commandEnv(ctx context.Context) ([]string, error) {
 		"PROJECT_NAME=" + j.Project,
 		"REPO_REL_DIR=" + j.Dir,
 	}
-	env = append(env, pullEnv(w, j.HeadSHA, j.User, j.Spec.ExtraArgs)...)
-	if dirs := s.r.terraformPath(s.w, s.j); len(dirs) > 0 {
+	env = append(env, s.x.pullEnv...)
+	if dirs := s.x.terraformPath(); len(dirs) > 0 {
 		path := envValue(s.terraform().Environ(), "PATH")
 		env = append(env, "PATH="+strings.Join(append(dirs, path), string(os.PathListSeparator)))
 	}

@@ -34,7 +34,7 @@ func stepsTerraform(t *testing.T) string {
 }
 
 // stepsFixture is a checked-out project dir with a job and a log sink, as
-// planLocked hands them to a workflow's steps.
+// the executor hands them to a workflow's steps.
 type stepsFixture struct {
 	r    *Runner
 	w    *work
@@ -65,7 +65,7 @@ func newStepsFixture(t *testing.T, extraArgs ...string) *stepsFixture {
 }
 
 func (f *stepsFixture) steps() *steps {
-	return f.r.newSteps(f.w, f.j, f.dir, filepath.Join(f.dir, planFileName(f.j)), f.sink)
+	return f.r.execution(f.w, f.j, f.sink).newSteps(f.dir, filepath.Join(f.dir, planFileName(f.j)))
 }
 
 func run(command string) atoll.Step { return atoll.Step{Name: "run", Command: command} }

@@ -94,7 +94,7 @@ func (r *Runner) teamAllowed(ctx context.Context, w *work, cmd string) (bool, er
 		if !comment {
 			return false, nil
 		}
-		return false, r.reply(ctx, w, "error", fmt.Sprintf("**Atoll could not check whether @%s may run `%s`**: listing their teams in %s failed (%s). Nothing was run.",
+		return false, r.reporter().reply(ctx, w, "error", fmt.Sprintf("**Atoll could not check whether @%s may run `%s`**: listing their teams in %s failed (%s). Nothing was run.",
 			w.req.User, cmd, w.repo.Owner, atoll.ErrorMessage(err)))
 	}
 	if r.TeamAllowlist.Allows(teams, cmd) {
@@ -109,7 +109,7 @@ func (r *Runner) teamAllowed(ctx context.Context, w *work, cmd string) (bool, er
 	if names := r.TeamAllowlist.teamsFor(cmd); len(names) > 0 {
 		allowed = "`" + strings.Join(names, "`, `") + "`"
 	}
-	return false, r.reply(ctx, w, "error", fmt.Sprintf("**@%s is not allowed to run `%s` on this repository.** The server's --gh-team-allowlist lets members of these teams of %s run it: %s. "+
+	return false, r.reporter().reply(ctx, w, "error", fmt.Sprintf("**@%s is not allowed to run `%s` on this repository.** The server's --gh-team-allowlist lets members of these teams of %s run it: %s. "+
 		"Ask an owner of %s to add you to one of them. Nothing was run.", w.req.User, cmd, w.repo.Owner, allowed, w.repo.Owner))
 }
 

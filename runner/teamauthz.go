@@ -105,7 +105,7 @@ func (r *Runner) externalAllowed(ctx context.Context, w *work, a *repocfg.TeamAu
 		w.log.Info("team_authz refused the autoplan", "user", w.req.User, "reason", reason, "err", err)
 		return false, nil
 	}
-	return false, r.reply(ctx, w, "error", authzRefusal(w, cmd, "", reason, err))
+	return false, r.reporter().reply(ctx, w, "error", authzRefusal(w, cmd, "", reason, err))
 }
 
 // authorize lists the user's teams and runs team_authz for t.
@@ -178,7 +178,7 @@ func (r *Runner) authzProjects(ctx context.Context, w *work, cmd string, targets
 	}
 	if len(refused) > 0 && w.req.Kind == atoll.RequestComment {
 		body := "**team_authz refused some projects; they are left out:**\n\n" + strings.Join(refused, "\n")
-		if err := r.reply(ctx, w, "error", body); err != nil {
+		if err := r.reporter().reply(ctx, w, "error", body); err != nil {
 			w.log.Warn("comment team_authz refusals", "err", err)
 		}
 	}

@@ -11,24 +11,8 @@ import (
 	"github.com/hashicorp/go-version"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/terraform"
 	"github.com/atollhq/atoll/tfinstall"
 )
-
-// terraformFor is the Terraform runner of a job: the server's, running the
-// binary selected for the job (see selectTerraform), with the request's
-// credential helper settings, plus the env of the project's workflow.
-func (r *Runner) terraformFor(w *work, j *atoll.Job) terraform.Runner {
-	tf := r.Terraform
-	if b, ok := w.terraformBinary(j.ID); ok {
-		tf.Bin = b.Path
-	}
-	tf.RunEnv = w.credEnv
-	if len(j.Spec.Env) > 0 {
-		tf.Env = append(append([]string{}, tf.Env...), j.Spec.Env...)
-	}
-	return tf
-}
 
 // jobBinaries are the binaries selected for a request's jobs, by job.
 type jobBinaries = map[int64]tfinstall.Binary
@@ -59,14 +43,6 @@ func (r *Runner) TerraformVersion(ctx context.Context) (*version.Version, error)
 	}
 	r.tfVersion = v
 	return v, nil
-}
-
-// jobTerraformVersion is the version of the binary the job runs.
-func (r *Runner) jobTerraformVersion(ctx context.Context, w *work, j *atoll.Job) (*version.Version, error) {
-	if b, ok := w.terraformBinary(j.ID); ok && b.Version != nil {
-		return b.Version, nil
-	}
-	return r.TerraformVersion(ctx)
 }
 
 // distribution is the job's Terraform distribution: the project's
@@ -172,12 +148,12 @@ func Satisfies(v *version.Version, want string) (bool, error) {
 }
 
 // terraformPath is what goes before PATH in run steps: a directory whose
-// `terraform` (or `tofu`) is the job's binary, then --tf-bin-dir, where
-// Atlantis's `terraform${ATLANTIS_TERRAFORM_VERSION}` names it too. For
-// --terraform-bin, its directory when it is named terraform.
-func (r *Runner) terraformPath(w *work, j *atoll.Job) []string {
-	b, ok := w.terraformBinary(j.ID)
-	if !ok || b.Path == r.Terraform.Bin || r.TFInstall == nil {
+// `terraform` (or `tofu`) is bin, the job's binary of distribution dist,
+// then --tf-bin-dir, where Atlantis's `terraform${ATLANTIS_TERRAFORM_VERSION}`
+// names it too. For --terraform-bin, its directory when it is named
+// terraform.
+func (r *Runner) terraformPath(dist, bin string) []string {
+	if bin == "" || bin == r.Terraform.Bin || r.TFInstall == nil {
 		bin := r.Terraform.Bin
 		if filepath.Base(bin) != "terraform" {
 			return nil
@@ -188,9 +164,9 @@ func (r *Runner) terraformPath(w *work, j *atoll.Job) []string {
 		}
 		return []string{filepath.Dir(abs)}
 	}
-	dir, err := r.TFInstall.PathDir(r.distribution(j), b)
+	dir, err := r.TFInstall.PathDir(dist, tfinstall.Binary{Path: bin})
 	if err != nil {
-		w.log.Warn("run steps: no PATH entry for the job's terraform", "job", j.ID, "err", err)
+		r.Logger.Warn("run steps: no PATH entry for the job's terraform", "bin", bin, "err", err)
 		return []string{r.TFInstall.Dir}
 	}
 	return []string{dir, r.TFInstall.Dir}

@@ -74,21 +74,6 @@ func (r *Runner) divergedFiles(ctx context.Context, w *work, j *atoll.Job, comma
 	return hits, nil
 }
 
-// recordMergedBase sets j.Spec.BaseSHA, with the merge strategy, to the
-// base commit the job's checkout was merged onto; the plan's commit stores
-// it for the undiverged requirement of its apply.
-func (r *Runner) recordMergedBase(ctx context.Context, w *work, j *atoll.Job) error {
-	if r.Workdirs.Strategy != git.StrategyMerge || w.pull.BaseRef == "" {
-		return nil
-	}
-	root, err := r.checkout(ctx, w, j.Workspace, j.HeadSHA) // the job's own, already leased
-	if err != nil {
-		return err
-	}
-	j.Spec.BaseSHA, err = originTip(ctx, root, w.pull.BaseRef)
-	return err
-}
-
 // originTip is the commit of the base branch as a merge-strategy checkout
 // last fetched it.
 func originTip(ctx context.Context, root, baseRef string) (string, error) {

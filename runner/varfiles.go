@@ -11,7 +11,7 @@ import (
 )
 
 // checkoutRoot is the checkout a project dir belongs to: dir without the
-// job's relative dir (clean, without ".."; see checkoutProject).
+// job's relative dir (clean, without ".."; see projectDir).
 func checkoutRoot(dir, jobDir string) string {
 	root := dir
 	for _, elem := range strings.Split(filepath.ToSlash(filepath.Clean(jobDir)), "/") {
@@ -41,7 +41,7 @@ func inside(root, path string) (bool, error) {
 // checkout through a symbolic link committed to the repository: the
 // comment rule (command) checks the path as written, and only the
 // checkout shows where it leads. Files under --var-file-allowlist pass.
-func (r *Runner) checkVarFiles(dir, jobDir string, args []string) error {
+func checkVarFiles(dir, jobDir string, args []string) error {
 	root := checkoutRoot(dir, jobDir)
 	for _, p := range command.VarFiles(args) {
 		if filepath.IsAbs(p) {

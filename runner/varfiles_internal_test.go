@@ -43,7 +43,6 @@ func TestSecurityVarFileSymlinks(t *testing.T) {
 	link(secret, filepath.Join(dir, "env", "default.tfvars"))
 	link(outside, filepath.Join(root, "escape"))
 
-	r := &Runner{}
 	for _, tc := range []struct {
 		args    []string
 		refused bool
@@ -57,7 +56,7 @@ func TestSecurityVarFileSymlinks(t *testing.T) {
 		{[]string{"-var-file", "env/default.tfvars"}, true}, // what planArgs adds for the default workspace
 		{[]string{"-var", "x=evil.tfvars"}, false},
 	} {
-		err := r.checkVarFiles(dir, "stacks/app", tc.args)
+		err := checkVarFiles(dir, "stacks/app", tc.args)
 		switch {
 		case tc.refused && (err == nil || atoll.ErrorCode(err) != atoll.EINVALID || !strings.Contains(err.Error(), "symbolic link")):
 			t.Errorf("%q: err = %v, want refused", tc.args, err)

@@ -16,42 +16,12 @@ import (
 // DefaultMaxCommentLen is GitHub's limit on a comment body.
 const DefaultMaxCommentLen = 65536
 
-// ProjectResult is the outcome of one command on one project.
-type ProjectResult struct {
-	Dir, Workspace, Project string // Project may be ""
-	Command                 string // atoll.JobPlan or atoll.JobApply
-	Output                  string // terraform output
-	Summary                 *atoll.Summary
-	HasChanges              bool
-	Error                   string      // failure reason, "" on success
-	LockedBy                *LockHolder // set when the plan could not take the lock
-	JobURL                  string      // the job log on the Atoll server, may be ""
-	// ApprovedBy names the plan's approval in Atoll for an apply: "alice"
-	// or "alice: reason".
-	ApprovedBy string
-	// ApprovalURL, on a refused apply, links the page where the plan is
-	// approved.
-	ApprovalURL string
-	// PlanDiscarded is set when an import or state rm discarded the
-	// project's unapplied plan.
-	PlanDiscarded bool
-	// Policies are a plan's policy check results (--enable-policy-checks).
-	Policies []atoll.PolicyCheck
-	// MergedAgain, on a plan with the merge checkout strategy, says the
-	// base branch moved since the project's previous plan on this pull
-	// request: this one was merged onto the newer base.
-	MergedAgain bool
-	// LockURL, on a plan, is the page where the project's lock (and with
-	// it the plan) can be deleted: Atlantis's "delete this plan and lock".
-	LockURL string
-}
+// ProjectResult is what the renderer renders: the root package's result
+// type (the runner's execution returns it without knowing of Markdown).
+type ProjectResult = atoll.ProjectResult
 
 // LockHolder is the pull request holding a project's lock.
-type LockHolder struct {
-	Pull int
-	URL  string
-	User string
-}
+type LockHolder = atoll.LockHolder
 
 // Renderer renders comments. Zero fields take their defaults.
 type Renderer struct {

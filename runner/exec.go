@@ -1,0 +1,95 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/git"
+	"github.com/atollhq/atoll/runner/executor"
+)
+
+// executor is what runs jobs: as Start wired it, Executor when set, else
+// this process (LocalExecutor).
+func (r *Runner) executor() executor.Executor {
+	if r.exec != nil {
+		return r.exec
+	}
+	if r.Executor != nil {
+		return r.Executor
+	}
+	return r.local() // not started: a test's runner
+}
+
+// local is the in-process executor over the runner's Terraform, work dirs
+// and policy checks.
+func (r *Runner) local() *LocalExecutor {
+	return &LocalExecutor{Terraform: r.Terraform, Checkouts: requestCheckouts{r}, Policies: r.Policies,
+		Version: r.TerraformVersion, Path: r.terraformPath, Logger: r.Logger}
+}
+
+// execSpec is job j of w as an executor is given it. The job's binary is
+// the one selected for it (selectTerraform), if any.
+func (r *Runner) execSpec(w *work, j *atoll.Job) executor.Spec {
+	reqID := j.RequestID
+	if w.req != nil {
+		reqID = w.req.ID
+	}
+	spec := executor.Spec{Job: specJob(j),
+		Checkout: executor.Checkout{RequestID: reqID, VCS: w.repo.VCS, Host: w.repo.Host, Owner: w.repo.Owner, Name: w.repo.Name,
+			Pull: w.pull.Number, Workspace: j.Workspace, HeadSHA: j.HeadSHA, HeadRef: w.pull.HeadRef},
+		Terraform: executor.Terraform{Env: j.Spec.Env, RunEnv: w.credEnv, Distribution: r.distribution(j)},
+		PullEnv:   pullEnv(w, j.HeadSHA, j.User, j.Spec.ExtraArgs),
+	}
+	if b, ok := w.terraformBinary(j.ID); ok {
+		spec.Terraform.Bin = b.Path
+		if b.Version != nil {
+			spec.Terraform.Version = b.Version.String()
+		}
+	}
+	if r.Workdirs != nil && r.Workdirs.Strategy == git.StrategyMerge {
+		spec.Checkout.MergeBase = w.pull.BaseRef
+	}
+	if j.Kind == atoll.JobPlan && r.policiesOn(w, j) {
+		spec.PolicyCheck = true
+	}
+	spec.CustomPolicyCheck = r.ServerConfig != nil && r.ServerConfig.CustomPolicyCheckFor(serverRepoID(w.repo))
+	if j.Spec.CustomPolicyCheck != nil {
+		spec.CustomPolicyCheck = *j.Spec.CustomPolicyCheck
+	}
+	return spec
+}
+
+// execution is job j's in-process execution, as LocalExecutor would run
+// it for w, with the binary selected for it (the steps' tests use it).
+func (r *Runner) execution(w *work, j *atoll.Job, sink *logSink) *execution {
+	x := r.local().execution(r.execSpec(w, j), j, sink)
+	x.log = w.log
+	return x
+}
+
+// requestCheckouts serves the in-process executor the checkouts of the
+// requests this runner works on: a request's jobs share them.
+type requestCheckouts struct{ r *Runner }
+
+func (c requestCheckouts) Checkout(ctx context.Context, co executor.Checkout) (string, error) {
+	w, ok := c.r.requests.Load(co.RequestID)
+	if !ok {
+		return "", atoll.Errorf(atoll.EINTERNAL, "Request %d is not being worked on by this process.", co.RequestID)
+	}
+	return c.r.checkout(ctx, w.(*work), co.Workspace, co.HeadSHA)
+}
+
+// jobEvents is what an executor tells the runner while a job runs: its log
+// lines (the job's sink) and, for an apply, the moment before Terraform
+// changes anything.
+type jobEvents struct {
+	*logSink
+	applying func(context.Context) error
+}
+
+func (e jobEvents) Applying(ctx context.Context) error {
+	if e.applying == nil {
+		return nil
+	}
+	return e.applying(ctx)
+}

@@ -1,0 +1,137 @@
+// Package executor is the seam between the runner, which decides what runs
+// when (intake, scheduling, locks, the store, the pull request), and what
+// runs one job: check out the project, init, and run its plan (with its
+// policy checks) with Terraform. The runner hands an Executor a Spec and
+// gets back a Result; both are plain data, so that an executor may live in
+// another process (a pull-based worker, a Kubernetes Job) and receive the
+// spec and send back the result over HTTP. Live log lines, and the one
+// moment an apply must ask the runner (Applying), go through Events.
+//
+// The runner's in-process implementation is runner.LocalExecutor.
+package executor
+
+import (
+	"context"
+
+	"github.com/atollhq/atoll"
+)
+
+// Executor runs one job and returns what it produced. It never touches the
+// store or the pull request: what it returns, the runner stores and
+// reports. An error is the job's failure (with what the job produced until
+// then in the Result); the runner records it and tells the user its
+// message (an *atoll.Error's as it is).
+type Executor interface {
+	Run(ctx context.Context, spec Spec, events Events) (Result, error)
+}
+
+// LogSink receives the job's log lines as they are written, numbered and
+// stored by the runner. stream is one of atoll.Stream*.
+type LogSink interface {
+	Write(stream, text string)
+}
+
+// Events is what the runner is told while a job runs.
+type Events interface {
+	LogSink
+	// Applying is called by an apply once its checkout and init are done
+	// and the plan file is in place, before Terraform changes anything:
+	// the runner marks the plan applied in the store there (so that it is
+	// never applied twice), checking its approval and policies once more.
+	// An error stops the job with nothing applied, and is its failure. A
+	// remote executor asks the server this over the wire.
+	Applying(ctx context.Context) error
+}
+
+// Spec is everything an executor needs to run one job.
+type Spec struct {
+	Job       Job       `json:"job"`
+	Checkout  Checkout  `json:"checkout"`
+	Terraform Terraform `json:"terraform"`
+	// PullEnv is what run steps are told of the pull request, the commit
+	// and the command (Atlantis's BASE_REPO_NAME, PULL_NUM, USER_NAME,
+	// COMMENT_ARGS...), KEY=VALUE.
+	PullEnv []string `json:"pull_env,omitempty"`
+	// PolicyCheck runs the server's policy sets against a successful plan
+	// (--enable-policy-checks, unless the repository or project turned
+	// them off); CustomPolicyCheck makes the policy_check stage's run
+	// steps the check instead of conftest (custom_policy_check).
+	PolicyCheck       bool `json:"policy_check,omitempty"`
+	CustomPolicyCheck bool `json:"custom_policy_check,omitempty"`
+	// Plan is, for an apply, the stored plan file to apply.
+	Plan []byte `json:"plan,omitempty"`
+}
+
+// Job is the job to run: its row's columns that execution reads, and its
+// spec as stored.
+type Job struct {
+	ID        int64  `json:"id"`
+	Kind      string `json:"kind"` // atoll.JobPlan, JobApply, JobImport or JobStateRm
+	Repo      string `json:"repo"` // owner/name
+	Pull      int    `json:"pull"`
+	Project   string `json:"project,omitempty"`
+	Dir       string `json:"dir"`
+	Workspace string `json:"workspace"`
+	HeadSHA   string `json:"head_sha"`
+	User      string `json:"user"`
+	// Spec is the job's stored spec: workflow steps, arguments, Terraform
+	// version and distribution, policy arguments.
+	Spec atoll.JobSpec `json:"spec"`
+}
+
+// Checkout is the tree the job runs in: the pull request's commit, in a
+// work dir of the job's workspace.
+type Checkout struct {
+	// RequestID is the request the job belongs to: the in-process executor
+	// shares one checkout among a request's jobs of a workspace and commit.
+	RequestID int64  `json:"request_id"`
+	VCS       string `json:"vcs"`
+	Host      string `json:"host"`
+	Owner     string `json:"owner"`
+	Name      string `json:"name"`
+	Pull      int    `json:"pull"`
+	Workspace string `json:"workspace"`
+	HeadSHA   string `json:"head_sha"`
+	HeadRef   string `json:"head_ref,omitempty"`
+	// MergeBase, with the merge checkout strategy, is the base branch the
+	// head is merged onto; the Result's BaseSHA is its tip as checked out.
+	// "" with the branch strategy.
+	MergeBase string `json:"merge_base,omitempty"`
+}
+
+// Terraform is the binary the job runs and its environment.
+type Terraform struct {
+	// Bin is the binary selected for the job ("" runs the executor's
+	// default); Version is its version when known ("" asks the binary).
+	// A remote executor installs what Version and Distribution name.
+	Bin     string `json:"bin,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Env is the project's workflow environment (env steps with values),
+	// added to Terraform's; RunEnv is the git credential helper settings
+	// of the run (private module sources), never part of a fingerprint.
+	// RunEnv names this server's helper and the request's grant: only the
+	// in-process executor can use it; a remote one gets credentials of its
+	// own.
+	Env    []string `json:"env,omitempty"`
+	RunEnv []string `json:"run_env,omitempty"`
+	// Distribution is terraform or opentofu: what `terraform` (or `tofu`)
+	// names in run steps.
+	Distribution string `json:"distribution,omitempty"`
+}
+
+// Result is what a job produced.
+type Result struct {
+	// Output is what the pull request comment shows of the run: Terraform's
+	// output, or the workflow steps' as Atlantis joins them.
+	Output  string         `json:"output,omitempty"`
+	Summary *atoll.Summary `json:"summary,omitempty"`
+	// Plan is the plan file and ShowJSON its `terraform show -json`, for
+	// the runner to store: only a stored plan is applied.
+	Plan     []byte `json:"plan,omitempty"`
+	ShowJSON []byte `json:"show_json,omitempty"`
+	// Policies are the policy sets' results, when Spec.PolicyCheck.
+	Policies []atoll.PolicyCheck `json:"policies,omitempty"`
+	// BaseSHA is, with Checkout.MergeBase, the base commit the checkout
+	// was merged onto.
+	BaseSHA string `json:"base_sha,omitempty"`
+}
