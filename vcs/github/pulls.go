@@ -25,6 +25,12 @@ func (p *Provider) GetPull(ctx context.Context, repo atoll.Repo, number int) (*v
 	if err != nil {
 		return nil, apiError(err, "get pull %s#%d", repo.FullName(), number)
 	}
+	if pr == nil {
+		// A 200 with a JSON null: never github.com, but a proxy in between
+		// can. Reading pr's fields would panic and end the process.
+		return nil, fmt.Errorf("github: get pull %s#%d: %w", repo.FullName(), number,
+			atoll.Errorf(atoll.EUNAVAILABLE, "GitHub answered without the pull request."))
+	}
 	approved, err := p.approved(ctx, gh, repo, number, pr.GetUser().GetLogin())
 	if err != nil {
 		return nil, err

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/vcs"
+	ghp "github.com/atollhq/atoll/vcs/github"
 	"github.com/atollhq/atoll/vcs/github/githubtest"
 	gogh "github.com/google/go-github/v88/github"
 )
@@ -258,5 +260,27 @@ func TestMergeFailures(t *testing.T) {
 	err := p.Merge(context.Background(), helloWorld, pullNum, vcs.MergeOptions{})
 	if atoll.ErrorCode(err) != atoll.ECONFLICT || !strings.Contains(atoll.ErrorMessage(err), "Head branch was modified") {
 		t.Errorf("merged=false: err = %v; want ECONFLICT with GitHub's message", err)
+	}
+}
+
+// A 200 whose body is JSON null (a proxy or a misbehaving GitHub
+// Enterprise, never github.com) decodes to a nil pull request. GetPull must
+// say so as an error: a panic there would end the worker and the process.
+func TestGetPullNullBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, "null")
+	}))
+	t.Cleanup(srv.Close)
+	p, err := ghp.New(ghp.Config{APIURL: srv.URL + "/", User: "atoll-bot", Token: token, WebhookSecret: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.GetPull(context.Background(), helloWorld, pullNum)
+	if err == nil || got != nil {
+		t.Fatalf("GetPull = %+v, %v; want an error", got, err)
+	}
+	if atoll.ErrorCode(err) != atoll.EUNAVAILABLE || !strings.Contains(err.Error(), "octocat/Hello-World#1347") {
+		t.Errorf("err = %v (code %s); want unavailable naming the pull request", err, atoll.ErrorCode(err))
 	}
 }
