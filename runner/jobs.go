@@ -93,6 +93,16 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 		log.Error("start job", "err", err)
 		o.notStarted = true
 		res.Error = "Not started: " + atoll.ErrorMessage(err)
+		if atoll.ErrorCode(err) == atoll.EUNAVAILABLE {
+			// Committed on this disk but not replicated: the row may say
+			// running while nothing runs it, and would until the next
+			// start of a node. It is recorded as not run instead (a plan
+			// gives back its lock), told and counted as such. Any other
+			// error left the job queued (a stop: the next start runs it)
+			// or is not this worker's (a conflict).
+			o.notStarted = false
+			r.skipJob(ctx, w, j, o, res.Error)
+		}
 		return
 	}
 	label := projectLabel(j.Dir, j.Workspace, j.Project)
