@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -51,17 +50,7 @@ func (l *lines) Write(stream, text string) {
 // Runner; given that plan back, it applies it once the runner's Applying
 // lets it.
 func TestLocalExecutorPlans(t *testing.T) {
-	bin := os.Getenv("ATOLL_TEST_TERRAFORM")
-	if bin == "" {
-		bin = "../bin/terraform"
-	}
-	bin, err := filepath.Abs(bin)
-	if err == nil {
-		_, err = exec.LookPath(bin)
-	}
-	if err != nil {
-		t.Skipf("terraform binary not available (%v); run make or set ATOLL_TEST_TERRAFORM", err)
-	}
+	bin := testTerraform(t)
 	t.Setenv("CHECKPOINT_DISABLE", "1")
 	tmp := t.TempDir()
 	root := filepath.Join(tmp, "checkout")

@@ -105,32 +105,9 @@ func waitRequest(t *testing.T, db *store.DB, id int64) {
 // host does not know: both post new comments. The repository is named as
 // on Azure DevOps (org/project/repo), the statuses link its page.
 func TestResultsReplyInTheAskingCommentsThread(t *testing.T) {
-	tf := testTerraform(t)
-	t.Setenv("CHECKPOINT_DISABLE", "1")
 	ctx := context.Background()
-	dir := t.TempDir()
-	db := storetest.Open(t, storetest.Path(filepath.Join(dir, "atoll.db")))
 	opt := demo.Options{VCS: atoll.VCSAzureDevOps}
-	repo, err := demo.SeedWith(ctx, db, dir, "http://atoll.example", opt) // queues autoplan request 1
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &threaded{Provider: &local.Provider{DB: db}}
-	r := &runner.Runner{
-		DB:        db,
-		Providers: map[string]vcs.Provider{atoll.VCSLocal: p},
-		Workdirs:  &git.Workdirs{Root: filepath.Join(dir, "work")},
-		Terraform: terraform.Runner{Bin: tf},
-		Parser:    command.Parser{ExecutableName: "atlantis"},
-		Markdown:  markdown.Renderer{Executable: "atlantis"},
-		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-		// The demo repository sets apply_requirements.
-		Config: runner.Config{ServerConfig: demo.ServerConfig(), Allowlist: runner.ParseAllowlist(opt.Allowlist()), PublicURL: "http://atoll.example"},
-	}
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Stop)
+	r, db, repo, p := startDemoRunner(t, opt, func(db atoll.RunnerStore) atoll.RunnerStore { return db })
 	waitRequest(t, db, 1)
 	autoplan := p.since(0)
 	if len(autoplan) == 0 || autoplan[0].replyTo != "" || !strings.Contains(autoplan[0].body, "staging") {
@@ -187,4 +164,39 @@ func TestResultsReplyInTheAskingCommentsThread(t *testing.T) {
 	if !linked {
 		t.Errorf("no status links the pull request page: %+v", p.statuses)
 	}
+}
+
+// startDemoRunner seeds the demo repository (as host opt.VCS names it),
+// which queues its autoplan as request 1, and starts a runner on it with
+// real git and Terraform, whose store is wrap(db) and whose host is a
+// threaded local provider. It returns the runner, the store unwrapped, the
+// demo repository and the host.
+func startDemoRunner(t *testing.T, opt demo.Options, wrap func(atoll.RunnerStore) atoll.RunnerStore) (*runner.Runner, *store.DB, *atoll.Repo, *threaded) {
+	t.Helper()
+	tf := testTerraform(t)
+	t.Setenv("CHECKPOINT_DISABLE", "1")
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := storetest.Open(t, storetest.Path(filepath.Join(dir, "atoll.db")))
+	repo, err := demo.SeedWith(ctx, db, dir, "http://atoll.example", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &threaded{Provider: &local.Provider{DB: db}}
+	r := &runner.Runner{
+		DB:        wrap(db),
+		Providers: map[string]vcs.Provider{atoll.VCSLocal: p},
+		Workdirs:  &git.Workdirs{Root: filepath.Join(dir, "work")},
+		Terraform: terraform.Runner{Bin: tf},
+		Parser:    command.Parser{ExecutableName: "atlantis"},
+		Markdown:  markdown.Renderer{Executable: "atlantis"},
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// The demo repository sets apply_requirements.
+		Config: runner.Config{ServerConfig: demo.ServerConfig(), Allowlist: runner.ParseAllowlist(opt.Allowlist()), PublicURL: "http://atoll.example"},
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	return r, db, repo, p
 }

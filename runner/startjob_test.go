@@ -2,23 +2,12 @@ package runner_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/atollhq/atoll"
-	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/demo"
-	"github.com/atollhq/atoll/git"
-	"github.com/atollhq/atoll/runner"
-	"github.com/atollhq/atoll/runner/markdown"
-	"github.com/atollhq/atoll/store/storetest"
-	"github.com/atollhq/atoll/terraform"
-	"github.com/atollhq/atoll/vcs"
-	"github.com/atollhq/atoll/vcs/local"
 )
 
 // startNotReplicated is the store of a node of a pair whose replication
@@ -42,30 +31,10 @@ func (s *startNotReplicated) StartJob(ctx context.Context, id int64) error {
 // under the live active node, shown running on every page until the next
 // start of a node called it interrupted.
 func TestJobStartNotReplicatedIsNotLeftRunning(t *testing.T) {
-	tf := testTerraform(t)
-	t.Setenv("CHECKPOINT_DISABLE", "1")
 	ctx := context.Background()
-	dir := t.TempDir()
-	db := storetest.Open(t, storetest.Path(filepath.Join(dir, "atoll.db")))
-	opt := demo.Options{}
-	if _, err := demo.SeedWith(ctx, db, dir, "http://atoll.example", opt); err != nil { // queues autoplan request 1
-		t.Fatal(err)
-	}
-	p := &threaded{Provider: &local.Provider{DB: db}}
-	r := &runner.Runner{
-		DB:        &startNotReplicated{RunnerStore: db},
-		Providers: map[string]vcs.Provider{atoll.VCSLocal: p},
-		Workdirs:  &git.Workdirs{Root: filepath.Join(dir, "work")},
-		Terraform: terraform.Runner{Bin: tf},
-		Parser:    command.Parser{ExecutableName: "atlantis"},
-		Markdown:  markdown.Renderer{Executable: "atlantis"},
-		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Config:    runner.Config{ServerConfig: demo.ServerConfig(), Allowlist: runner.ParseAllowlist(opt.Allowlist()), PublicURL: "http://atoll.example"},
-	}
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Stop)
+	_, db, _, p := startDemoRunner(t, demo.Options{}, func(db atoll.RunnerStore) atoll.RunnerStore {
+		return &startNotReplicated{RunnerStore: db}
+	})
 	waitRequest(t, db, 1)
 	jobs, err := db.RequestJobs(ctx, 1)
 	if err != nil || len(jobs) == 0 {

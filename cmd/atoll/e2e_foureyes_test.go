@@ -19,19 +19,11 @@ import (
 // accounts are): 403 with the reason, nothing recorded; carol approves, and
 // the apply names her.
 func TestSecurityFourEyesGitHubCommentTrigger(t *testing.T) {
-	testEnv(t)
 	ctx := context.Background()
-	e := &e2e{t: t, gh: newFakeGitHub(t), dataDir: t.TempDir()}
-	e.repo = newGitRepo(t, map[string]string{"staging/main.tf": tfProject("staging", 1)})
-	e.base = e.repo.git("rev-parse", "main")
-	e.cloneURL, _ = serveGit(t, e.repo, "gh-test-token")
-	e.m = startMain(t, e.dataDir, func(c *main.Config) {
-		c.GHToken, c.GHUser, c.GHWebhookSecret, c.GHAPIURL = "gh-test-token", "atoll-bot", webhookSecret, e.gh.URL+"/"
-		c.RepoAllowlist = "github.com/acme/*"
+	e := newE2EWith(t, map[string]string{"staging/main.tf": tfProject("staging", 1)}, func(c *main.Config) {
 		c.PlanApproval = "acme/infra"
 		c.ApprovalFourEyes = true
 	})
-	t.Cleanup(func() { e.m.Close() })
 
 	// Two operators with API tokens; olivia's account has her GitHub login.
 	tokens := map[string]string{}
