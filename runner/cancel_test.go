@@ -72,11 +72,11 @@ func TestDisableAutoplan(t *testing.T) {
 	r := newRunner(t)
 	r.DisableAutoplan = true
 	for _, kind := range []string{vcs.EventPullOpened, vcs.EventPullSynchronize, vcs.EventPullReopened, vcs.EventPullReady} {
-		if queued, err := r.HandleEvent(context.Background(), event(kind, 1, "")); err != nil || queued {
-			t.Errorf("%s = %v, %v; want nothing queued", kind, queued, err)
+		if id, err := r.Enqueue(context.Background(), event(kind, 1, "")); err != nil || id != 0 {
+			t.Errorf("%s = %v, %v; want nothing queued", kind, id, err)
 		}
 	}
-	if queued, err := r.HandleEvent(context.Background(), event(vcs.EventComment, 1, "atlantis plan")); err != nil || !queued {
-		t.Errorf("plan comment = %v, %v; want queued", queued, err)
+	if id, err := r.Enqueue(context.Background(), event(vcs.EventComment, 1, "atlantis plan")); err != nil || id == 0 {
+		t.Errorf("plan comment = %v, %v; want queued", id, err)
 	}
 }

@@ -9,16 +9,10 @@ import (
 	"github.com/atollhq/atoll/vcs"
 )
 
-// HandleEvent records a webhook and queues the work it asks for in one
+// Enqueue records a webhook and queues the work it asks for in one
 // transaction, and returns once that is committed: the caller may then
 // answer the webhook. Nothing slow (git, Terraform, VCS calls) happens here.
-// It reports whether a request was queued.
-func (r *Runner) HandleEvent(ctx context.Context, ev *vcs.Event) (bool, error) {
-	id, err := r.Enqueue(ctx, ev)
-	return id != 0, err
-}
-
-// Enqueue is HandleEvent returning the queued request's id (0: none).
+// It returns the queued request's id, 0 when the event asks for no work.
 func (r *Runner) Enqueue(ctx context.Context, ev *vcs.Event) (int64, error) {
 	it := intake{cfg: &r.Config, parser: &r.Parser, db: r.DB, authz: r, sched: &r.sched}
 	return it.enqueue(ctx, ev)

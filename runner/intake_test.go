@@ -48,9 +48,10 @@ func TestHandleEvent(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			before, _ := r.DB.CountRequests(context.Background(), atoll.RequestQueued)
-			queued, err := r.HandleEvent(context.Background(), c.ev)
+			id, err := r.Enqueue(context.Background(), c.ev)
+			queued := id != 0
 			if atoll.ErrorCode(err) != c.errCode || queued != c.queued {
-				t.Fatalf("HandleEvent = %v, %v; want queued %v, error code %q", queued, err, c.queued, c.errCode)
+				t.Fatalf("Enqueue = %v, %v; want queued %v, error code %q", queued, err, c.queued, c.errCode)
 			}
 			after, _ := r.DB.CountRequests(context.Background(), atoll.RequestQueued)
 			if want := before + map[bool]int{true: 1}[c.queued]; after != want {
@@ -59,8 +60,8 @@ func TestHandleEvent(t *testing.T) {
 		})
 	}
 	// A redelivered webhook queues nothing new.
-	if queued, err := r.HandleEvent(context.Background(), event(vcs.EventPullOpened, 1, "")); err != nil || queued {
-		t.Fatalf("redelivery = %v, %v; want ignored", queued, err)
+	if id, err := r.Enqueue(context.Background(), event(vcs.EventPullOpened, 1, "")); err != nil || id != 0 {
+		t.Fatalf("redelivery = %v, %v; want ignored", id, err)
 	}
 }
 
@@ -87,9 +88,10 @@ func TestHandleEventDrafts(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRunner(t)
 			r.AllowDraftPRs = c.allowDraft
-			queued, err := r.HandleEvent(context.Background(), c.ev)
+			id, err := r.Enqueue(context.Background(), c.ev)
+			queued := id != 0
 			if err != nil || queued != c.queued {
-				t.Fatalf("HandleEvent = %v, %v; want queued %v", queued, err, c.queued)
+				t.Fatalf("Enqueue = %v, %v; want queued %v", queued, err, c.queued)
 			}
 			n, err := r.DB.CountRequests(context.Background(), atoll.RequestQueued)
 			if err != nil {
@@ -137,7 +139,7 @@ func BenchmarkHandleEvent(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := r.HandleEvent(context.Background(), event(vcs.EventPullOpened, int(n.Add(1)), "")); err != nil {
+			if _, err := r.Enqueue(context.Background(), event(vcs.EventPullOpened, int(n.Add(1)), "")); err != nil {
 				b.Error(err)
 				return
 			}
