@@ -177,7 +177,7 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 		w.applyRan(j.ID)
 		return nil
 	}
-	out, err := r.executor().Run(ctx, spec, jobEvents{sink, startApply})
+	out, err := r.executor().Run(ctx, spec, jobEvents{logSink: sink, applying: startApply})
 	res.Output, res.Summary = out.Output, out.Summary
 	if err != nil {
 		return err

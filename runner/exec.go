@@ -85,6 +85,7 @@ func (c requestCheckouts) Checkout(ctx context.Context, co executor.Checkout) (s
 type jobEvents struct {
 	*logSink
 	applying func(context.Context) error
+	waiting  func(ctx context.Context, desc string)
 }
 
 func (e jobEvents) Applying(ctx context.Context) error {
@@ -92,4 +93,11 @@ func (e jobEvents) Applying(ctx context.Context) error {
 		return nil
 	}
 	return e.applying(ctx)
+}
+
+// Waiting shows desc as the job's pending commit status.
+func (e jobEvents) Waiting(ctx context.Context, desc string) {
+	if e.waiting != nil {
+		e.waiting(ctx, desc)
+	}
 }

@@ -132,3 +132,6 @@ func TestLocalExecutorPlans(t *testing.T) {
 		t.Errorf("no state after the apply: %v", err)
 	}
 }
+
+func (l *lines) Flush() error                    { return nil }
+func (l *lines) Waiting(context.Context, string) {}

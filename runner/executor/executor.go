@@ -41,7 +41,26 @@ type Events interface {
 	// An error stops the job with nothing applied, and is its failure. A
 	// remote executor asks the server this over the wire.
 	Applying(ctx context.Context) error
+	// Flush returns once every line written so far is stored (committed,
+	// and replicated when a replica is configured): a remote executor
+	// acknowledges a worker's batch of lines only then.
+	Flush() error
+	// Waiting tells the user why the job has not started yet (no worker
+	// of its pool has claimed it): the runner shows desc as the job's
+	// commit status description.
+	Waiting(ctx context.Context, desc string)
 }
+
+// Interrupted is the error of a job that stopped without finishing for a
+// reason of the execution's own (its worker stopped reporting): the
+// runner records the job interrupted, not failed, with Message as its
+// error. It is never retried by the runner: a plan that may run again was
+// already run again by the executor.
+type Interrupted struct {
+	Message string
+}
+
+func (e *Interrupted) Error() string { return "interrupted: " + e.Message }
 
 // Spec is everything an executor needs to run one job.
 type Spec struct {
