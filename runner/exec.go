@@ -36,7 +36,7 @@ func (r *Runner) execSpec(w *work, j *atoll.Job) executor.Spec {
 	}
 	spec := executor.Spec{Job: specJob(j),
 		Checkout: executor.Checkout{RequestID: reqID, VCS: w.repo.VCS, Host: w.repo.Host, Owner: w.repo.Owner, Name: w.repo.Name,
-			Pull: w.pull.Number, Workspace: j.Workspace, HeadSHA: j.HeadSHA, HeadRef: w.pull.HeadRef},
+			Pull: w.pull.Number, Workspace: j.Workspace, HeadSHA: j.HeadSHA, HeadRef: w.pull.HeadRef, ExtraRefs: w.vcs.PullRefs(w.pull.Number)},
 		Terraform: executor.Terraform{Env: j.Spec.Env, RunEnv: w.credEnv, Distribution: r.distribution(j)},
 		PullEnv:   pullEnv(w, j.HeadSHA, j.User, j.Spec.ExtraArgs),
 	}

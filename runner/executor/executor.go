@@ -116,6 +116,9 @@ type Checkout struct {
 	// head is merged onto; the Result's BaseSHA is its tip as checked out.
 	// "" with the branch strategy.
 	MergeBase string `json:"merge_base,omitempty"`
+	// ExtraRefs are the host's refs that hold the pull request's commits
+	// besides its branches (a fork's, such as refs/pull/N/head).
+	ExtraRefs []string `json:"extra_refs,omitempty"`
 }
 
 // Terraform is the binary the job runs and its environment.
