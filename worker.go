@@ -63,9 +63,10 @@ type Dispatch struct {
 	// its claim: the job's own credential, good while the claim holds.
 	JobTokenHash   []byte     `json:"-"`
 	LeaseExpiresAt *time.Time `json:"lease_expires_at,omitempty"`
-	// LogBase is the job's last log line before the worker's first: the
-	// worker numbers its lines from 1, stored as LogBase + its number.
-	LogBase int64 `json:"log_base"`
+	// LogAcked is the last of the worker's lines (numbered by the worker
+	// from 1 each attempt) acknowledged as stored: lines sent again after
+	// a lost answer or a failover are skipped up to it.
+	LogAcked int64 `json:"log_acked"`
 	// Applying is set once the server let the worker's apply start.
 	Applying bool `json:"applying,omitempty"`
 	// Spec is the executor spec the worker runs (JSON, without the plan
@@ -128,6 +129,10 @@ type DispatchService interface {
 	// MarkDispatchApplying records that the server let the apply start
 	// (same refusals as RenewDispatch).
 	MarkDispatchApplying(ctx context.Context, jobID int64, jobTokenHash []byte) error
+	// AckDispatchLogs records that the worker's lines up to seq are
+	// stored, and extends the lease as a heartbeat does (same refusals as
+	// RenewDispatch).
+	AckDispatchLogs(ctx context.Context, jobID int64, jobTokenHash []byte, seq int64, lease time.Duration) error
 	// FinishDispatch stores the worker's result and ends the claim (same
 	// refusals as RenewDispatch).
 	FinishDispatch(ctx context.Context, jobID int64, jobTokenHash []byte, result json.RawMessage) error
@@ -141,6 +146,9 @@ type DispatchService interface {
 	// Dispatches lists the dispatches in the given states (all when
 	// none), oldest first.
 	Dispatches(ctx context.Context, states ...string) ([]*Dispatch, error)
+	// PruneDispatchResults drops the results (plan files, show JSON) kept
+	// for jobs that have ended: the runner stored what it needed.
+	PruneDispatchResults(ctx context.Context) error
 }
 
 // WorkerHello is a worker's claim: who it is, the pool it serves (it must

@@ -109,6 +109,12 @@ func selects(cmd *command.Command, j *atoll.Job) bool {
 // before Terraform starts, so it can never be applied twice, and an apply
 // that is interrupted is never retried.
 func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *atoll.ProjectResult) error {
+	if j.State == atoll.JobRunning {
+		// A worker holds it across a failover: the checks ran before it
+		// was dispatched, and StartApply checks again if it was not yet
+		// allowed to start.
+		return r.applyChecked(ctx, w, j, sink, res)
+	}
 	d, err := r.refresh(ctx, w)
 	if err != nil {
 		return err
@@ -137,6 +143,12 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 	if err := r.checkStale(ctx, w, d, j); err != nil {
 		return err
 	}
+	return r.applyChecked(ctx, w, j, sink, res)
+}
+
+// applyChecked applies the job's plan once the checks before it passed.
+func (r *Runner) applyChecked(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *atoll.ProjectResult) error {
+	var approval *atoll.Approval
 	file, err := r.DB.PlanFile(ctx, j.Spec.PlanID)
 	if err != nil {
 		return err
@@ -177,7 +189,7 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 		w.applyRan(j.ID)
 		return nil
 	}
-	out, err := r.executor().Run(ctx, spec, jobEvents{logSink: sink, applying: startApply})
+	out, err := r.executorFor(j).Run(ctx, spec, r.events(w, j, sink, startApply))
 	res.Output, res.Summary = out.Output, out.Summary
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/git"
 	"github.com/atollhq/atoll/runner/executor"
+	"github.com/atollhq/atoll/vcs"
 )
 
 // executor is what runs jobs: as Start wired it, Executor when set, else
@@ -18,6 +19,63 @@ func (r *Runner) executor() executor.Executor {
 		return r.Executor
 	}
 	return r.local() // not started: a test's runner
+}
+
+// Pools runs the jobs of worker pools: its Executor(pool) is the
+// executor of every pool but local (package dispatch).
+type Pools interface {
+	Executor(pool string) executor.Executor
+}
+
+// executorFor is what runs job j: its pool's executor, or the runner's
+// own for the local pool.
+func (r *Runner) executorFor(j *atoll.Job) executor.Executor {
+	if !remote(j) {
+		return r.executor()
+	}
+	if r.Pools == nil {
+		return noPools{}
+	}
+	return r.Pools.Executor(j.Spec.Pool)
+}
+
+// remote reports whether j runs in a worker pool.
+func remote(j *atoll.Job) bool { return j.Spec.Pool != "" && j.Spec.Pool != atoll.PoolLocal }
+
+// noPools refuses the jobs of a pool when no dispatcher is configured.
+type noPools struct{}
+
+func (noPools) Run(ctx context.Context, spec executor.Spec, _ executor.Events) (executor.Result, error) {
+	return executor.Result{}, atoll.Errorf(atoll.EINVALID, "This job's execution pool %q is served by workers, and this server dispatches to none.", spec.Job.Spec.Pool)
+}
+
+// events is what the executor of job j of w tells the runner through.
+func (r *Runner) events(w *work, j *atoll.Job, sink *logSink, applying func(context.Context) error) jobEvents {
+	return jobEvents{logSink: sink, applying: applying, waiting: func(ctx context.Context, desc string) {
+		r.reporter().status(ctx, w, j.HeadSHA, j.Kind, projectLabel(j.Dir, j.Workspace, j.Project), vcs.StatusPending, desc, r.reporter().jobURL(j.ID))
+	}}
+}
+
+// Mirror is the bare mirror of the repository of a request this runner
+// works on, holding the checkout's commit: what the workers of its jobs
+// fetch from (package dispatch), with this server's credentials.
+func (r *Runner) Mirror(ctx context.Context, co executor.Checkout) (string, error) {
+	v, ok := r.requests.Load(co.RequestID)
+	if !ok {
+		return "", atoll.Errorf(atoll.EUNAVAILABLE, "Request %d is not being worked on by this process: retry.", co.RequestID)
+	}
+	w := v.(*work)
+	remote, err := cloneRemote(ctx, w)
+	if err != nil {
+		return "", err
+	}
+	dir, err := r.Workdirs.Mirror(ctx, git.Spec{Key: workdirKey(w.repo), Remote: remote, Pull: co.Pull, Workspace: co.Workspace,
+		HeadSHA: co.HeadSHA, HeadRef: co.HeadRef, BaseRef: co.MergeBase, ExtraRefs: co.ExtraRefs})
+	if err != nil {
+		w.log.Error("mirror for a worker", "err", err)
+		return "", atoll.Errorf(atoll.EINTERNAL, "Fetching %s at %s failed.", w.repo.FullName(), short(co.HeadSHA))
+	}
+	return dir, nil
 }
 
 // local is the in-process executor over the runner's Terraform, work dirs
@@ -36,7 +94,7 @@ func (r *Runner) execSpec(w *work, j *atoll.Job) executor.Spec {
 	}
 	spec := executor.Spec{Job: specJob(j),
 		Checkout: executor.Checkout{RequestID: reqID, VCS: w.repo.VCS, Host: w.repo.Host, Owner: w.repo.Owner, Name: w.repo.Name,
-			Pull: w.pull.Number, Workspace: j.Workspace, HeadSHA: j.HeadSHA, HeadRef: w.pull.HeadRef, ExtraRefs: w.vcs.PullRefs(w.pull.Number)},
+			Pull: w.pull.Number, Workspace: j.Workspace, HeadSHA: j.HeadSHA, HeadRef: w.pull.HeadRef},
 		Terraform: executor.Terraform{Env: j.Spec.Env, RunEnv: w.credEnv, Distribution: r.distribution(j)},
 		PullEnv:   pullEnv(w, j.HeadSHA, j.User, j.Spec.ExtraArgs),
 	}
@@ -45,6 +103,9 @@ func (r *Runner) execSpec(w *work, j *atoll.Job) executor.Spec {
 		if b.Version != nil {
 			spec.Terraform.Version = b.Version.String()
 		}
+	}
+	if w.vcs != nil {
+		spec.Checkout.ExtraRefs = w.vcs.PullRefs(w.pull.Number)
 	}
 	if r.Workdirs != nil && r.Workdirs.Strategy == git.StrategyMerge {
 		spec.Checkout.MergeBase = w.pull.BaseRef

@@ -85,7 +85,7 @@ func (r *Runner) runImportRm(ctx context.Context, w *work, j *atoll.Job, sink *l
 	if err := r.useTerraform(ctx, w, j, sink); err != nil {
 		return err
 	}
-	out, err := r.executor().Run(ctx, r.execSpec(w, j), jobEvents{logSink: sink})
+	out, err := r.executorFor(j).Run(ctx, r.execSpec(w, j), r.events(w, j, sink, nil))
 	res.Output = out.Output
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner/executor"
 	"github.com/atollhq/atoll/terraform"
 	"github.com/atollhq/atoll/vcs"
 )
@@ -89,7 +90,11 @@ func storedOutcome(ctx context.Context, r *Runner, j *atoll.Job) outcome {
 func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, o *outcome) {
 	res := &o.res
 	log := w.log.With("job", j.ID, "job_kind", j.Kind, "dir", j.Dir, "workspace", j.Workspace)
-	if err := r.commit("start job", func(ctx context.Context) error { return r.DB.StartJob(ctx, j.ID) }); err != nil {
+	if j.State == atoll.JobRunning {
+		// Held by a worker across a restart or failover: its run goes on
+		// there, and this one follows it (no second start).
+		log.Info("following a job a worker holds")
+	} else if err := r.commit("start job", func(ctx context.Context) error { return r.DB.StartJob(ctx, j.ID) }); err != nil {
 		log.Error("start job", "err", err)
 		o.notStarted = true
 		res.Error = "Not started: " + atoll.ErrorMessage(err)
@@ -115,6 +120,17 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 	log.Info("job started")
 	started := time.Now()
 	err = fn(ctx, w, j, sink, res)
+	if errors.Is(err, executor.ErrDetached) {
+		// Its worker goes on: the job stays running for the node that
+		// follows it next (this one after a restart, or the next active).
+		log.Warn("job left running on its worker", "err", err)
+		if cerr := sink.Close(); cerr != nil {
+			log.Error("store job log", "err", cerr)
+		}
+		o.notStarted = true
+		res.Error = "Still running on its worker: Atoll stopped following it, and reports it once it follows it again."
+		return
+	}
 	if j.Spec.Verbose {
 		res.Output = sink.Text()
 	}
@@ -122,7 +138,11 @@ func (r *Runner) runJob(ctx context.Context, w *work, j *atoll.Job, fn jobFunc, 
 	if err != nil {
 		state, desc = atoll.JobFailed, title(j.Kind)+" failed."
 		res.Error = r.userError(err)
-		if _, ok := canceledCause(ctx); ok && r.sched.jobCtx.Err() == nil {
+		var lost *executor.Interrupted
+		if errors.As(err, &lost) {
+			state, desc = atoll.JobInterrupted, title(j.Kind)+" interrupted: its worker was lost."
+			res.Error = "Interrupted: " + lost.Message
+		} else if _, ok := canceledCause(ctx); ok && r.sched.jobCtx.Err() == nil {
 			state, desc = atoll.JobCanceled, title(j.Kind)+" canceled."
 			res.Error = "Canceled by a cancel comment: this " + j.Kind + " did not finish."
 		} else if ctx.Err() != nil {

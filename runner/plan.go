@@ -234,7 +234,13 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 	if err := r.useTerraform(ctx, w, j, sink); err != nil {
 		return err
 	}
-	out, err := r.executor().Run(ctx, r.execSpec(w, j), jobEvents{logSink: sink})
+	spec := r.execSpec(w, j)
+	out, err := r.executorFor(j).Run(ctx, spec, r.events(w, j, sink, nil))
+	if err == nil && spec.PolicyCheck && remote(j) {
+		// A worker runs no policies: the sets and conftest stay with the
+		// control plane, which checks the plan's JSON (policy.go).
+		out.Policies, err = r.remotePolicies(ctx, w, j, spec, sink, out.ShowJSON)
+	}
 	res.Output, res.Summary, res.Policies = out.Output, out.Summary, out.Policies
 	if out.BaseSHA != "" {
 		// The base the checkout was merged onto: stored with the plan for

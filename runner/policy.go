@@ -16,6 +16,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/repocfg"
+	"github.com/atollhq/atoll/runner/executor"
 )
 
 // PolicyChecks runs Atlantis's policy checks (--enable-policy-checks):
@@ -30,6 +31,21 @@ type PolicyChecks struct {
 // showFileName is the plan's JSON that conftest reads, in the project dir.
 func showFileName(j *atoll.Job) string {
 	return strings.TrimSuffix(planFileName(j), ".tfplan") + ".json"
+}
+
+// remotePolicies runs the policy sets of a plan a worker made against its
+// JSON (show) here, in a directory of its own: a worker holds neither the
+// sets nor conftest. Steps of a custom policy check see the plan's JSON,
+// not the checkout.
+func (r *Runner) remotePolicies(ctx context.Context, w *work, j *atoll.Job, spec executor.Spec, sink *logSink, show []byte) ([]atoll.PolicyCheck, error) {
+	dir, err := os.MkdirTemp(r.Workdirs.Root, "policy-")
+	if err != nil {
+		return nil, fmt.Errorf("policy check dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	x := r.local().execution(spec, j, sink)
+	x.log = w.log
+	return x.checkPolicies(ctx, dir, show)
 }
 
 // checkPolicies runs every policy set against the plan's JSON (show) in the

@@ -66,6 +66,9 @@ type Runner struct {
 	// Executor runs plan jobs (see package executor); nil runs them in
 	// this process (LocalExecutor).
 	Executor executor.Executor
+	// Pools runs the jobs of worker pools (execution_pool); nil: a job of
+	// a pool other than local fails, saying so.
+	Pools Pools
 
 	// requests holds the *work of each request being worked on, by id:
 	// the in-process executor's checkouts are the request's (exec.go).

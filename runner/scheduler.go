@@ -10,6 +10,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/procs"
+	"github.com/atollhq/atoll/runner/executor"
 )
 
 // scheduler decides when requests run. Parallelism workers claim queued
@@ -85,7 +86,10 @@ func (s *scheduler) init() {
 	}
 	s.wake = make(chan struct{}, 1)
 	s.stop = make(chan struct{})
-	s.jobCtx, s.cancelJob = context.WithCancel(context.Background())
+	jobCtx, cancel := context.WithCancelCause(context.Background())
+	// The cause tells an executor whose runs live on elsewhere (a worker
+	// pool) to leave them to the next active rather than cancel them.
+	s.jobCtx, s.cancelJob = jobCtx, func() { cancel(executor.ErrStopping) }
 }
 
 func (s *scheduler) start() {
@@ -201,7 +205,7 @@ func (s *scheduler) runOrdered(ctx context.Context, jobs []*atoll.Job, outcomes 
 			byName[j.Project] = i
 		}
 		done[i] = make(chan struct{})
-		if j.State != atoll.JobQueued {
+		if !runnable(j) {
 			close(done[i])
 		}
 	}
@@ -211,7 +215,7 @@ func (s *scheduler) runOrdered(ctx context.Context, jobs []*atoll.Job, outcomes 
 		var wg sync.WaitGroup
 		for _, i := range group {
 			j, o := jobs[i], &outcomes[i]
-			if j.State != atoll.JobQueued {
+			if !runnable(j) {
 				continue
 			}
 			runOne := func() {
@@ -258,4 +262,12 @@ func (s *scheduler) runOrdered(ctx context.Context, jobs []*atoll.Job, outcomes 
 			}
 		}
 	}
+}
+
+// runnable reports whether a request's job is to be run: queued, or
+// running under a worker of a pool that kept it across a restart or a
+// failover (store.RequeueRunning leaves only those running), whose report
+// the runner follows again.
+func runnable(j *atoll.Job) bool {
+	return j.State == atoll.JobQueued || j.State == atoll.JobRunning
 }

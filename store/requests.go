@@ -113,7 +113,12 @@ func (tx *Tx) FinishRequest(id int64, state, msg string) error {
 // tell their pull requests. Queued jobs stay queued and run when their
 // request is claimed again.
 func (tx *Tx) RequeueRunning() ([]*atoll.Job, error) {
-	jobs, err := jobsWhere(tx.ctx, tx.tx, `j.state = 'running'`)
+	// A job a worker of a pool holds, or may still claim, keeps running:
+	// its worker reports to whichever node is active, and the resumed
+	// request waits for that report (docs/workers.md). Its claim is live
+	// while its lease runs, by this transaction's clock.
+	jobs, err := jobsWhere(tx.ctx, tx.tx, `j.state = 'running' AND NOT EXISTS (SELECT 1 FROM dispatches d WHERE d.job_id = j.id
+		AND (d.state IN ('queued', 'done') OR (d.state = 'claimed' AND d.lease_expires_at > ?)))`, ts(tx.now))
 	if err != nil {
 		return nil, err
 	}

@@ -70,6 +70,8 @@ type Config struct {
 	// before apply, and how long one lasts.
 	PlanApproval string
 	ApprovalTTL  time.Duration
+	// WorkerLease is a worker's claim's lease (--worker-lease).
+	WorkerLease time.Duration
 	// ApprovalFourEyes: a plan's trigger cannot approve it either.
 	ApprovalFourEyes bool
 

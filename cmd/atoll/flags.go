@@ -16,6 +16,7 @@ import (
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/demo"
+	"github.com/atollhq/atoll/dispatch"
 	"github.com/atollhq/atoll/repocfg"
 	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/store"
@@ -442,6 +443,12 @@ func (c *Config) options() []option {
 			}
 			return nil
 		}), "how long a plan approval lasts"),
+		opt("worker-lease", duration(&c.WorkerLease, dispatch.DefaultLease).checked(func(d time.Duration) error {
+			if d < time.Second || d > time.Hour {
+				return fmt.Errorf("--worker-lease must be between 1s and 1h")
+			}
+			return nil
+		}), "how long a worker's claim on a job lasts without a heartbeat: a plan whose worker is silent longer is planned again, an apply is interrupted (workers heartbeat every third of it)"),
 		opt("approval-four-eyes", boolean(&c.ApprovalFourEyes, false), "four-eyes plan approval: whoever triggered a plan cannot approve it either (the pull request's author never can)"),
 
 		// Server-side repo config and policy checks. The config parses as

@@ -20,6 +20,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/demo"
+	"github.com/atollhq/atoll/dispatch"
 	"github.com/atollhq/atoll/gitcred"
 	"github.com/atollhq/atoll/inmem"
 	"github.com/atollhq/atoll/node"
@@ -140,7 +141,10 @@ type Main struct {
 	Logger *slog.Logger
 	DB     *store.DB
 	Runner *runner.Runner
-	Server *web.Server
+	// Dispatcher hands the jobs of worker pools to `atoll worker`
+	// processes and serves their protocol.
+	Dispatcher *dispatch.Dispatcher
+	Server     *web.Server
 	// URL is where the server listens, as printed (http://127.0.0.1:PORT
 	// when it listens on every interface), and the default --public-url.
 	URL string
@@ -280,6 +284,8 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	// The web server sees the runner only through the root interfaces.
 	m.Server.Commands, m.Server.Unlocks = m.Runner, m.Runner
+	m.Dispatcher.Mirrors = m.Runner
+	m.Dispatcher.Start(ctx)
 	m.Server.Logs, m.Server.Approvals = m.Runner.Hub, m.Runner.PlanApproval
 	if err := m.checkDefaultTerraform(ctx); err != nil {
 		return err

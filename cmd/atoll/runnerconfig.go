@@ -6,6 +6,7 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/command"
+	"github.com/atollhq/atoll/dispatch"
 	"github.com/atollhq/atoll/git"
 	"github.com/atollhq/atoll/procs"
 	"github.com/atollhq/atoll/repocfg"
@@ -133,6 +134,8 @@ func (m *Main) newRunner(d runnerDeps) (*runner.Runner, error) {
 	}
 	// Runner.Start kills what a crashed process left recorded here.
 	procReg := &procs.Registry{Dir: filepath.Join(d.workDir, "procs")}
+	// Worker pools: the dispatcher is every pool's executor but local's.
+	m.Dispatcher = &dispatch.Dispatcher{Store: m.DB, ServeGit: git.UploadPack, Lease: c.WorkerLease, Logger: m.Logger, Version: Version}
 	return &runner.Runner{
 		Config:    cfg,
 		DB:        m.DB,
@@ -151,5 +154,6 @@ func (m *Main) newRunner(d runnerDeps) (*runner.Runner, error) {
 		TFInstall:     installer,
 		Policies:      policies,
 		Notifications: notifications,
+		Pools:         m.Dispatcher,
 	}, nil
 }

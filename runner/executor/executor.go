@@ -12,6 +12,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 
 	"github.com/atollhq/atoll"
 )
@@ -50,6 +51,18 @@ type Events interface {
 	// commit status description.
 	Waiting(ctx context.Context, desc string)
 }
+
+// ErrStopping is the cause of a job's context cancelled because this
+// process stops its work (a shutdown, or a node that lost its lease), not
+// because the user canceled the job. An executor whose runs go on without
+// this process (a worker pool) leaves them running and returns an error
+// wrapping ErrDetached: the runner records nothing, and the node that
+// takes over follows the run to its end.
+var ErrStopping = errors.New("atoll is stopping")
+
+// ErrDetached is wrapped by the error of a run left to go on without this
+// process (see ErrStopping).
+var ErrDetached = errors.New("the run goes on without this process")
 
 // Interrupted is the error of a job that stopped without finishing for a
 // reason of the execution's own (its worker stopped reporting): the
