@@ -132,6 +132,10 @@ type JobSpec struct {
 	// lets it set one; nil: the server config's. An apply keeps its plan
 	// job's.
 	PolicyCheck *bool `json:"policy_check,omitempty"`
+	// Pool is the execution pool whose workers run the job: the project's
+	// execution_pool (repocfg.Project.ExecutionPool). "" is local
+	// (PoolLocal): the active node runs it. An apply keeps its plan job's.
+	Pool string `json:"pool,omitempty"`
 }
 
 // Step is one step of a custom workflow stage, from atlantis.yaml.

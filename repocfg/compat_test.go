@@ -200,6 +200,8 @@ func TestParseWarnings(t *testing.T) {
 		// custom_policy_check is acted on (with allowed_overrides): no warning.
 		{"custom_policy_check", lines(`version: 3`, `projects:`, `- dir: a`, `  custom_policy_check: true`), nil},
 		// policy_check is acted on (with allowed_overrides): no warning.
+		// execution_pool (Atoll's own, with allowed_overrides) is acted on: no warning.
+		{"execution_pool", lines(`version: 3`, `projects:`, `- dir: a`, `  execution_pool: eu-runners`, `- dir: b`, `  execution_pool: local`), nil},
 		{"policy_check, merged into two projects", lines(`version: 3`, `projects:`, `- &p`, `  dir: a`, `  policy_check: false`, `- <<: *p`, `  workspace: b`), nil},
 	}
 	for _, tt := range tests {

@@ -78,6 +78,8 @@ type ProjectDefaults struct {
 	RepoLocks string
 	// SilencePRComments: the server's.
 	SilencePRComments []string
+	// ExecutionPool: the server's execution_pool; "" is local.
+	ExecutionPool string
 }
 
 // override is a key written in a project that allowed_overrides governs.
@@ -135,6 +137,12 @@ type Project struct {
 	// project's (when allowed_overrides lets it), else the file's
 	// top-level one (likewise), else the server's.
 	SilencePRComments []string
+	// ExecutionPool is the pool whose workers run the project's jobs. As
+	// parsed, the project's execution_pool ("" when not set); after
+	// ServerConfig.Merge, the project's (when allowed_overrides lists
+	// execution_pool), else the server's, with "" for local (atoll.PoolLocal,
+	// the default).
+	ExecutionPool string
 }
 
 // Autoplan says whether and when a project is planned automatically.
@@ -198,6 +206,7 @@ func (c *Config) adHoc(dir, workspace string) Project {
 		p.DeleteSourceBranchOnMerge = boolPtr(c.Defaults.DeleteSourceBranchOnMerge)
 		p.RepoLocks = c.Defaults.RepoLocks
 		p.SilencePRComments = slices.Clone(c.Defaults.SilencePRComments)
+		p.ExecutionPool = c.Defaults.ExecutionPool
 	}
 	return p
 }

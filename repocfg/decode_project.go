@@ -11,7 +11,8 @@ import (
 var projectKeys = keySet("name", "branch", "dir", "workspace", "execution_order_group",
 	"delete_source_branch_on_merge", "repo_locking", "repo_locks", "custom_policy_check", "autoplan",
 	"terraform_version", "terraform_distribution", "depends_on", "apply_requirements",
-	"plan_requirements", "import_requirements", "workflow", "silence_pr_comments", "policy_check")
+	"plan_requirements", "import_requirements", "workflow", "silence_pr_comments", "policy_check",
+	"execution_pool") // execution_pool is Atoll's
 
 // overridable are the project keys a server-side repo config must list
 // in allowed_overrides for atlantis.yaml to set them.
@@ -96,6 +97,10 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 			p.RepoLocking, err = d.boolPtr(f.val, fp)
 		case "repo_locks":
 			p.RepoLocks, err = d.repoLocks(f, fp)
+		case "execution_pool":
+			if p.ExecutionPool, err = d.str(f.val, fp); err == nil {
+				err = d.check(f.val, fp, p.ExecutionPool, CheckPool)
+			}
 		case "depends_on":
 			pn.dependsOnNames, err = d.strList(f.val, fp, func(item *yaml.Node, _, _ string) error {
 				pn.dependsOn = append(pn.dependsOn, item)

@@ -10,6 +10,9 @@
 // regular-expression values that do not compile, env steps without exactly
 // one of value and command, and run output options other than Atlantis's.
 // Unlike Atlantis, terraform_version may also be a constraint ("~> 1.5").
+// One key is Atoll's own: execution_pool, the pool whose workers run a
+// project's jobs, set per repository in the server-side repo config and
+// per project where allowed_overrides lists it (never at the top level).
 //
 // Keys Atoll has no feature for are checked like the others and then
 // reported in Config.Warnings, one message with its line per key whose value

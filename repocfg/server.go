@@ -54,6 +54,7 @@ type ServerRepo struct {
 	PolicyCheck               *bool
 	CustomPolicyCheck         *bool
 	SilencePRComments         []string
+	ExecutionPool             *string       // execution_pool (Atoll's): nil is not set; see CheckPool
 	Autodiscover              *Autodiscover // nil: not set
 	PreWorkflowHooks          []Hook
 	PostWorkflowHooks         []Hook
@@ -88,11 +89,15 @@ const (
 	KeyPolicyCheck               = "policy_check"
 	KeyCustomPolicyCheck         = "custom_policy_check"
 	KeySilencePRComments         = "silence_pr_comments"
+	// KeyExecutionPool is Atoll's own: Atlantis has no execution pools.
+	KeyExecutionPool = "execution_pool"
 )
 
-// OverrideKeys are the values allowed_overrides accepts, as in Atlantis.
+// OverrideKeys are the values allowed_overrides accepts: Atlantis's, and
+// Atoll's execution_pool.
 var OverrideKeys = []string{KeyPlanRequirements, KeyApplyRequirements, KeyImportRequirements, KeyWorkflow,
-	KeyDeleteSourceBranchOnMerge, KeyRepoLocking, KeyRepoLocks, KeyPolicyCheck, KeyCustomPolicyCheck, KeySilencePRComments}
+	KeyDeleteSourceBranchOnMerge, KeyRepoLocking, KeyRepoLocks, KeyPolicyCheck, KeyCustomPolicyCheck, KeySilencePRComments,
+	KeyExecutionPool}
 
 // DefaultServerRepo is the entry every server config starts with, and all
 // of the config when none is given: Atlantis's defaults. Repositories may
@@ -158,7 +163,8 @@ var serverTopKeys = keySet("repos", "workflows", "policies", "metrics", "team_au
 var serverRepoKeys = keySet("id", "branch", "repo_config_file", "workflow", "plan_requirements",
 	"apply_requirements", "import_requirements", "allowed_overrides", "allowed_workflows",
 	"allow_custom_workflows", "pre_workflow_hooks", "post_workflow_hooks", "delete_source_branch_on_merge",
-	"repo_locking", "repo_locks", "policy_check", "custom_policy_check", "silence_pr_comments", "autodiscover")
+	"repo_locking", "repo_locks", "policy_check", "custom_policy_check", "silence_pr_comments", "autodiscover",
+	"execution_pool")
 
 // hookKeys are the keys of a workflow hook.
 var hookKeys = keySet("run", "description", "shell", "shellArgs", "commands")

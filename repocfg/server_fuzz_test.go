@@ -14,8 +14,8 @@ import (
 // every error is an EINVALID *atoll.Error naming the file, and that an
 // accepted config keeps what Merge relies on: the default entry first,
 // every entry with an id, known overrides and requirements, workflows
-// that exist, and a repo_config_file inside the repository. The seed
-// corpus is in testdata/fuzz/FuzzParseServerConfig.
+// that exist, valid execution pools, and a repo_config_file inside the
+// repository. The seed corpus is in testdata/fuzz/FuzzParseServerConfig.
 func FuzzParseServerConfig(f *testing.F) {
 	f.Add([]byte(allServerKeys))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -51,6 +51,9 @@ func FuzzParseServerConfig(f *testing.F) {
 			}
 			if f := r.RepoConfigFile; strings.HasPrefix(f, "/") || slices.Contains(strings.FieldsFunc(f, func(c rune) bool { return c == '/' || c == '\\' }), "..") {
 				t.Fatalf("repo_config_file %q leaves the repository", f)
+			}
+			if r.ExecutionPool != nil && repocfg.CheckPool(*r.ExecutionPool) != nil {
+				t.Fatalf("execution_pool %q", *r.ExecutionPool)
 			}
 			for _, h := range slices.Concat(r.PreWorkflowHooks, r.PostWorkflowHooks) {
 				if strings.TrimSpace(h.Run) == "" {

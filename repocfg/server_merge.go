@@ -29,6 +29,7 @@ type serverSettings struct {
 	// the deprecated repo_locking is false (it wins, as in Atlantis).
 	repoLocks         string
 	silencePRComments []string
+	executionPool     string // "" when no entry sets execution_pool
 }
 
 // settings resolves the keys for the repository id (host/owner/name).
@@ -65,6 +66,9 @@ func (s *ServerConfig) settings(id string) serverSettings {
 		}
 		if r.SilencePRComments != nil {
 			out.silencePRComments = r.SilencePRComments
+		}
+		if r.ExecutionPool != nil {
+			out.executionPool = *r.ExecutionPool
 		}
 		if r.RepoLocking != nil {
 			repoLocking = *r.RepoLocking
@@ -247,7 +251,7 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 	out.Defaults = ProjectDefaults{Workflow: serverWorkflow,
 		ApplyRequirements: slices.Clone(set.applyReqs), PlanRequirements: slices.Clone(set.planReqs),
 		ImportRequirements: slices.Clone(set.importReqs), DeleteSourceBranchOnMerge: deleteBranch, RepoLocks: repoLocks,
-		SilencePRComments: slices.Clone(set.silencePRComments)}
+		SilencePRComments: slices.Clone(set.silencePRComments), ExecutionPool: poolOf(set.executionPool)}
 	if cfg != nil {
 		out.Projects = make([]Project, len(cfg.Projects))
 		for i, p := range cfg.Projects {
@@ -275,6 +279,10 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 			}
 			p.RepoLocks = set.projectLocks(p, repoLocks, cfg.RepoLocks != "")
 			p.SilencePRComments = set.silenceFor(p, cfg)
+			if p.ExecutionPool == "" || !set.allowed(KeyExecutionPool) {
+				p.ExecutionPool = set.executionPool
+			}
+			p.ExecutionPool = poolOf(p.ExecutionPool)
 			out.Projects[i] = p
 		}
 	}
@@ -319,6 +327,15 @@ func (set serverSettings) silenceFor(p Project, cfg *Config) []string {
 		return slices.Clone(cfg.SilencePRComments)
 	}
 	return slices.Clone(set.silencePRComments)
+}
+
+// poolOf is the resolved execution pool of a written one: "" for
+// atoll.PoolLocal, so that jobs name the local pool one way only.
+func poolOf(pool string) string {
+	if pool == atoll.PoolLocal {
+		return ""
+	}
+	return pool
 }
 
 // allowed reports whether allowed_overrides lists key.

@@ -90,6 +90,7 @@ func (d *decoder) serverRepo(n *yaml.Node, p string, workflows map[string]Workfl
 		return r, err
 	}
 	hasID := false
+	var pool *yaml.Node // execution_pool, checked once the id is known
 	for _, f := range fs {
 		fp := join(p, f.name)
 		if isNull(f.val) && serverRepoKeys[f.name] && f.name != "id" {
@@ -166,6 +167,11 @@ func (d *decoder) serverRepo(n *yaml.Node, p string, workflows map[string]Workfl
 			r.SilencePRComments, err = d.strList(f.val, fp, func(item *yaml.Node, ip, s string) error {
 				return d.check(item, ip, s, oneOf(SilenceStages))
 			})
+		case "execution_pool":
+			var name string
+			if name, err = d.str(f.val, fp); err == nil {
+				r.ExecutionPool, pool = &name, f.val
+			}
 		case "autodiscover":
 			r.Autodiscover, err = d.autodiscover(f, fp)
 		case "pre_workflow_hooks":
@@ -184,6 +190,11 @@ func (d *decoder) serverRepo(n *yaml.Node, p string, workflows map[string]Workfl
 	}
 	if r.IDRegex == nil && r.ID == "" {
 		return r, d.errorf(n, join(p, "id"), "is required (host/owner/name, or /regex/)")
+	}
+	if pool != nil {
+		if err := CheckPool(*r.ExecutionPool); err != nil {
+			return r, d.errorf(resolve(pool), join(p, "execution_pool"), "repository %s: %v", r.IDString(), err)
+		}
 	}
 	return r, nil
 }

@@ -17,7 +17,7 @@ const allServerKeys = `repos:
     plan_requirements: [mergeable]
     apply_requirements: [approved, undiverged]
     import_requirements: [approved]
-    allowed_overrides: [plan_requirements, apply_requirements, import_requirements, workflow, delete_source_branch_on_merge, repo_locking, repo_locks, policy_check, custom_policy_check, silence_pr_comments]
+    allowed_overrides: [plan_requirements, apply_requirements, import_requirements, workflow, delete_source_branch_on_merge, repo_locking, repo_locks, policy_check, custom_policy_check, silence_pr_comments, execution_pool]
     allowed_workflows: [strict, default]
     allow_custom_workflows: true
     pre_workflow_hooks:
@@ -33,6 +33,7 @@ const allServerKeys = `repos:
     policy_check: false
     custom_policy_check: false
     silence_pr_comments: [apply]
+    execution_pool: eu-runners
     autodiscover: {mode: enabled, ignore_paths: [tmp/*]}
   - id: /^github\.com/acme/.*$/
 workflows:
@@ -72,7 +73,8 @@ func TestParseServerConfigAllKeys(t *testing.T) {
 		!reflect.DeepEqual(r.AllowCustomWorkflows, &yes) || !reflect.DeepEqual(r.DeleteSourceBranchOnMerge, &yes) ||
 		!reflect.DeepEqual(r.RepoLocking, &yes) || *r.RepoLocksMode != "on_apply" ||
 		!reflect.DeepEqual(r.PolicyCheck, &no) || !reflect.DeepEqual(r.CustomPolicyCheck, &no) ||
-		!reflect.DeepEqual(r.SilencePRComments, []string{"apply"}) || r.Autodiscover.Mode != "enabled" ||
+		!reflect.DeepEqual(r.SilencePRComments, []string{"apply"}) || r.ExecutionPool == nil || *r.ExecutionPool != "eu-runners" ||
+		r.Autodiscover.Mode != "enabled" ||
 		!reflect.DeepEqual(r.PreWorkflowHooks, []repocfg.Hook{{Run: "./pre.sh", Description: "Pre", Shell: "bash", ShellArgs: "-c"}}) ||
 		!reflect.DeepEqual(r.PostWorkflowHooks, []repocfg.Hook{{Run: "./post.sh"}}) {
 		t.Errorf("entry 1: %+v", r)
@@ -92,7 +94,7 @@ func TestParseServerConfigAllKeys(t *testing.T) {
 	if r := sc.Repos[1]; r.DeleteSourceBranchOnMerge == nil || !*r.DeleteSourceBranchOnMerge {
 		t.Errorf("entry 1 delete_source_branch_on_merge = %v", r.DeleteSourceBranchOnMerge)
 	}
-	if !strings.Contains(strings.Join(sc.Warnings, "\n"), "repos.yaml line 37: `metrics`") {
+	if !strings.Contains(strings.Join(sc.Warnings, "\n"), "repos.yaml line 38: `metrics`") {
 		t.Errorf("warnings %q lack metrics", sc.Warnings)
 	}
 	if strings.Contains(strings.Join(sc.Warnings, "\n"), "repo_lock") {

@@ -170,7 +170,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 				Automerge: repocfg.Setting(cfg.Automerge, r.Automerge), DeleteSourceBranch: p.DeleteSourceBranchOnMerge != nil && *p.DeleteSourceBranchOnMerge,
 				SilencePRComments: p.SilencePRComments, Group: p.ExecutionOrderGroup, DependsOn: p.DependsOn,
 				AbortOnOrderFail: cfg != nil && cfg.AbortOnExecutionOrderFail, LockMode: r.lockModeFor(p), CustomPolicyCheck: p.CustomPolicyCheck,
-				PolicyCheck: p.PolicyCheck}}
+				PolicyCheck: p.PolicyCheck, Pool: p.ExecutionPool}}
 		if err := applyWorkflow(cfg, p, &j.Spec, r.Parser); err != nil {
 			return nil, err
 		}

@@ -103,6 +103,8 @@ func TestRepoConfigFlags(t *testing.T) {
 	}{
 		{"unknown key", []string{"--repo-config", bad}, nil, bad + ` line 3: repos[0]: unknown key "apply_requirement"`},
 		{"bad json", []string{"--repo-config-json", `{"repos":[{"id":"/.*/","workflow":"nope"}]}`}, nil, `--repo-config-json line 1: repos[0].workflow: workflow "nope" is not defined`},
+		{"bad execution_pool", []string{"--repo-config-json", `{"repos":[{"id":"github.com/acme/infra","execution_pool":"EU runners"}]}`}, nil,
+			`--repo-config-json line 1: repos[0].execution_pool: repository github.com/acme/infra: "EU runners" is not a valid execution pool name`},
 		{"missing file", []string{"--repo-config", filepath.Join(dir, "missing.yaml")}, nil, "missing.yaml"},
 		{"both", []string{"--repo-config", good, "--repo-config-json", "{}"}, nil, "--repo-config and --repo-config-json cannot both be given"},
 		{"flag and env", []string{"--repo-config", good}, map[string]string{"ATOLL_REPO_CONFIG_JSON": "{}"}, "cannot both be given"},

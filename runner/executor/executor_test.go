@@ -19,7 +19,7 @@ func TestSpecAndResultRoundTrip(t *testing.T) {
 			Spec: atoll.JobSpec{ExtraArgs: []string{"-target=a"}, Verbose: true, Workflow: "custom", TerraformVersion: "1.9.8",
 				TerraformDistribution: "opentofu", PlanSteps: []atoll.Step{{Name: "env", EnvName: "A", Value: &value}, {Name: "plan", ExtraArgs: []string{"-lock=false"}}},
 				PolicySteps: []atoll.Step{{Name: "run", Command: "echo ok"}}, CustomPolicyCheck: &yes, PolicyCheck: &yes,
-				PolicyArgs: []string{"--all-namespaces"}, Env: []string{"X=1"}, Group: 2, DependsOn: []string{"net"}, LockMode: "on_apply"}},
+				PolicyArgs: []string{"--all-namespaces"}, Env: []string{"X=1"}, Group: 2, DependsOn: []string{"net"}, LockMode: "on_apply", Pool: "gpu-1"}},
 		Checkout: executor.Checkout{RequestID: 3, VCS: atoll.VCSGitHub, Host: "github.com", Owner: "acme", Name: "infra", Pull: 42,
 			Workspace: "staging", HeadSHA: "0123456789abcdef", HeadRef: "feature", MergeBase: "main"},
 		Terraform: executor.Terraform{Bin: "/opt/tf/terraform", Version: "1.9.8", Env: []string{"X=1"}, RunEnv: []string{"GIT_CONFIG_COUNT=1"}, Distribution: "terraform"},

@@ -1,0 +1,203 @@
+package repocfg_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/atollhq/atoll/repocfg"
+)
+
+// execution_pool: the server's repos[] value (last matching entry that
+// sets it), overridden by a project's only with allowed_overrides:
+// [execution_pool]; "" (local) when neither sets one, and "local" written
+// anywhere resolves to "".
+func TestExecutionPoolPrecedence(t *testing.T) {
+	const projects = "version: 3\nprojects:\n- dir: a\n- dir: b\n"
+	const allow = "  allowed_overrides: [execution_pool]\n"
+	cases := []struct {
+		name, server, file string
+		wantA, wantB       string
+		wantDefault        string
+	}{
+		{name: "nothing set is local", server: "repos:\n- id: /.*/\n", file: projects},
+		{name: "no server config is local", file: projects},
+		{name: "server", server: "repos:\n- id: /.*/\n  execution_pool: eu-runners\n", file: projects,
+			wantA: "eu-runners", wantB: "eu-runners", wantDefault: "eu-runners"},
+		{name: "server local is local", server: "repos:\n- id: /.*/\n  execution_pool: local\n", file: projects},
+		{name: "later server entry wins", server: "repos:\n- id: /.*/\n  execution_pool: shared\n- id: github.com/acme/infra\n  execution_pool: acme\n",
+			file: projects, wantA: "acme", wantB: "acme", wantDefault: "acme"},
+		{name: "a later entry that does not set it keeps the earlier one", server: "repos:\n- id: /.*/\n  execution_pool: shared\n- id: github.com/acme/infra\n  workflow: default\n",
+			file: projects, wantA: "shared", wantB: "shared", wantDefault: "shared"},
+		{name: "another repository's entry does not apply", server: "repos:\n- id: github.com/acme/other\n  execution_pool: other\n", file: projects},
+		{name: "project over server", server: "repos:\n- id: /.*/\n  execution_pool: shared\n" + allow,
+			file: "version: 3\nprojects:\n- dir: a\n  execution_pool: gpu-1\n- dir: b\n", wantA: "gpu-1", wantB: "shared", wantDefault: "shared"},
+		{name: "project without server", server: "repos:\n- id: /.*/\n" + allow,
+			file: "version: 3\nprojects:\n- dir: a\n  execution_pool: gpu-1\n- dir: b\n", wantA: "gpu-1"},
+		{name: "project local over a server pool", server: "repos:\n- id: /.*/\n  execution_pool: shared\n" + allow,
+			file: "version: 3\nprojects:\n- dir: a\n  execution_pool: local\n- dir: b\n", wantB: "shared", wantDefault: "shared"},
+		{name: "project null keeps the server's", server: "repos:\n- id: /.*/\n  execution_pool: shared\n" + allow,
+			file: "version: 3\nprojects:\n- dir: a\n  execution_pool:\n- dir: b\n", wantA: "shared", wantB: "shared", wantDefault: "shared"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := repocfg.DefaultServerConfig()
+			if tc.server != "" {
+				sc = server(t, tc.server)
+			}
+			cfg, err := loadWith(t, sc, repoID, "main", map[string]string{"atlantis.yaml": tc.file})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for dir, want := range map[string]string{"a": tc.wantA, "b": tc.wantB} {
+				if got := project(t, cfg, dir).ExecutionPool; got != want {
+					t.Errorf("project %s: ExecutionPool = %q; want %q", dir, got, want)
+				}
+			}
+			if cfg.Defaults.ExecutionPool != tc.wantDefault {
+				t.Errorf("Defaults.ExecutionPool = %q; want %q", cfg.Defaults.ExecutionPool, tc.wantDefault)
+			}
+			if len(cfg.Warnings) != 0 {
+				t.Errorf("warnings %q", cfg.Warnings)
+			}
+		})
+	}
+}
+
+// A project the file does not list (autodiscovered, or without a file at
+// all) runs in the server's pool.
+func TestExecutionPoolAutodiscovered(t *testing.T) {
+	sc := server(t, "repos:\n- id: /.*/\n  execution_pool: eu-runners\n")
+	for name, files := range map[string]map[string]string{
+		"no file": {"net/main.tf": "# net\n"},
+		"file with autodiscover enabled": {"net/main.tf": "# net\n",
+			"atlantis.yaml": "version: 3\nautodiscover: {mode: enabled}\nprojects:\n- dir: a\n", "a/main.tf": "# a\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			for f, body := range files {
+				p := filepath.Join(root, filepath.FromSlash(f))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg, err := sc.Load(root, repoID, "main")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := repocfg.Modified(cfg, root, []string{"net/main.tf"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0].Dir != "net" || got[0].ExecutionPool != "eu-runners" {
+				t.Errorf("projects = %+v; want net in eu-runners", got)
+			}
+		})
+	}
+}
+
+// A project's execution_pool is refused unless allowed_overrides lists
+// execution_pool, as the other governed keys are; atlantis.yaml has no
+// top-level execution_pool.
+func TestExecutionPoolNeedsAllowedOverrides(t *testing.T) {
+	tests := []struct {
+		name, server, file string
+		want               []string
+	}{
+		{"no server config", "", "version: 3\nprojects:\n- dir: a\n  execution_pool: gpu\n",
+			[]string{"atlantis.yaml line 4: projects[0].execution_pool: the server-side repo config does not allow this repository's config to set execution_pool",
+				"allowed_overrides: [execution_pool]"}},
+		{"server pool, not allowed", "repos:\n- id: /.*/\n  execution_pool: shared\n  allowed_overrides: [workflow]\n",
+			"version: 3\nprojects:\n- dir: a\n  execution_pool: gpu\n", []string{"allowed_overrides: [execution_pool]"}},
+		{"local is governed too", "repos:\n- id: /.*/\n  execution_pool: shared\n",
+			"version: 3\nprojects:\n- dir: a\n  execution_pool: local\n", []string{"allowed_overrides: [execution_pool]"}},
+		{"allowed for another repository only", "repos:\n- id: github.com/acme/other\n  allowed_overrides: [execution_pool]\n",
+			"version: 3\nprojects:\n- dir: a\n  execution_pool: gpu\n", []string{"allowed_overrides: [execution_pool]"}},
+		{"top level", "repos:\n- id: /.*/\n  allowed_overrides: [execution_pool]\n",
+			"version: 3\nexecution_pool: gpu\nprojects:\n- dir: a\n", []string{"atlantis.yaml line 2: execution_pool: is set per project (projects[].execution_pool)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := repocfg.DefaultServerConfig()
+			if tt.server != "" {
+				sc = server(t, tt.server)
+			}
+			_, err := loadWith(t, sc, repoID, "main", map[string]string{"atlantis.yaml": tt.file})
+			wantInvalid(t, err, tt.want...)
+		})
+	}
+}
+
+// Pool names are "local" or DNS labels; anything else is refused, in the
+// server config (naming the repository id and the value) and in
+// atlantis.yaml.
+func TestExecutionPoolNames(t *testing.T) {
+	long := strings.Repeat("a", 63)
+	for _, ok := range []string{"local", "a", "0", "eu-runners", "gpu-1", "1a", long} {
+		if err := repocfg.CheckPool(ok); err != nil {
+			t.Errorf("CheckPool(%q) = %v", ok, err)
+		}
+		sc := server(t, "repos:\n- id: /.*/\n  execution_pool: "+ok+"\n  allowed_overrides: [execution_pool]\n")
+		if _, err := loadWith(t, sc, repoID, "main", map[string]string{"atlantis.yaml": "version: 3\nprojects:\n- dir: a\n  execution_pool: " + ok + "\n"}); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	bad := map[string]string{ // YAML value => the name as quoted in the message
+		"EU-runners":       `"EU-runners"`,
+		"Local":            `"Local"`,
+		`"eu runners"`:     `"eu runners"`,
+		`" eu"`:            `" eu"`,
+		long + "a":         `"` + long + `a"`,
+		"../x":             `"../x"`,
+		"a/b":              `"a/b"`,
+		"-eu":              `"-eu"`,
+		"eu-":              `"eu-"`,
+		"eu_runners":       `"eu_runners"`,
+		"eu.runners":       `"eu.runners"`,
+		`""`:               `""`,
+		"élan":             `"élan"`,
+		`"local\n"`:        `"local\n"`,
+		"LOCAL":            `"LOCAL"`,
+		"pool-with-ä-char": `"pool-with-ä-char"`,
+	}
+	for val, quoted := range bad {
+		t.Run(val, func(t *testing.T) {
+			_, err := repocfg.ParseServerConfig("repos.yaml", []byte("repos:\n- id: github.com/acme/infra\n  workflow: default\n  execution_pool: "+val+"\n"))
+			wantInvalid(t, err, "repos.yaml line 4: repos[0].execution_pool: repository github.com/acme/infra: "+quoted+" is not a valid execution pool name")
+			// The id is named even when it comes after the key.
+			_, err = repocfg.ParseServerConfig("repos.yaml", []byte("repos:\n- execution_pool: "+val+"\n  id: /acme/\n"))
+			wantInvalid(t, err, "repos.yaml line 2: repos[0].execution_pool: repository /acme/: "+quoted+" is not a valid execution pool name")
+			sc := server(t, "repos:\n- id: /.*/\n  allowed_overrides: [execution_pool]\n")
+			_, err = loadWith(t, sc, repoID, "main", map[string]string{"atlantis.yaml": "version: 3\nprojects:\n- dir: a\n  execution_pool: " + val + "\n"})
+			wantInvalid(t, err, "atlantis.yaml line 4: projects[0].execution_pool: "+quoted+" is not a valid execution pool name")
+		})
+	}
+	// Not a string.
+	for _, val := range []string{"[a]", "{a: b}"} {
+		_, err := repocfg.ParseServerConfig("repos.yaml", []byte("repos:\n- id: /.*/\n  execution_pool: "+val+"\n"))
+		wantInvalid(t, err, "repos[0].execution_pool: must be a string")
+	}
+	// allowed_overrides accepts the key.
+	if _, err := repocfg.ParseServerConfig("repos.yaml", []byte("repos:\n- id: /.*/\n  allowed_overrides: [execution_pool]\n")); err != nil {
+		t.Error(err)
+	}
+}
+
+// The JSON form (--repo-config-json) takes the key too.
+func TestExecutionPoolJSON(t *testing.T) {
+	sc, err := repocfg.ParseServerConfig("--repo-config-json", []byte(`{"repos": [{"id": "/.*/", "execution_pool": "eu-runners"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := sc.Repos[1]; r.ExecutionPool == nil || *r.ExecutionPool != "eu-runners" {
+		t.Errorf("ExecutionPool = %v", r.ExecutionPool)
+	}
+	if _, err := repocfg.ParseServerConfig("--repo-config-json", []byte(`{"repos": [{"id": "github.com/acme/infra", "execution_pool": "EU"}]}`)); err == nil ||
+		!strings.Contains(err.Error(), `repository github.com/acme/infra: "EU" is not a valid execution pool name`) {
+		t.Errorf("err = %v", err)
+	}
+}
