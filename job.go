@@ -57,9 +57,6 @@ type Job struct {
 // JobSpec carries what the worker needs beyond the row's columns. It is
 // stored as JSON and never holds secrets.
 type JobSpec struct {
-	// Pool is the execution pool that runs the job (execution_pool): ""
-	// or PoolLocal for the active node itself.
-	Pool              string   `json:"pool,omitempty"`
 	ExtraArgs         []string `json:"extra_args,omitempty"`
 	Verbose           bool     `json:"verbose,omitempty"`
 	Workflow          string   `json:"workflow,omitempty"`
