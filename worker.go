@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"regexp"
 	"time"
 )
 
@@ -14,6 +15,15 @@ import (
 
 // PoolLocal is the pool of jobs the active node runs itself: the default.
 const PoolLocal = "local"
+
+// poolName is a worker pool's name: a DNS label, since it names
+// Kubernetes objects too.
+var poolName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// ValidPool reports whether name names a pool: PoolLocal, or 1 to 63
+// lower-case letters, digits and '-', starting and ending with a letter or
+// digit. The one rule for repos config, worker tokens and workers.
+func ValidPool(name string) bool { return name == PoolLocal || poolName.MatchString(name) }
 
 // WorkerProtocol is the version of the worker protocol this build speaks.
 // A worker that speaks another is refused at its claim, with both numbers.

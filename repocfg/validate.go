@@ -20,16 +20,13 @@ var (
 	// Terraform workspace names end up in state paths and shell commands;
 	// this is the safe subset Terraform users actually use.
 	validWorkspace = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
-	// Pool names are DNS labels: lower-case letters, digits and '-', at
-	// most 63 characters, starting and ending with a letter or digit.
-	validPool = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 )
 
 // CheckPool reports whether s may name an execution pool: atoll.PoolLocal
 // ("local"), or a DNS label (lower-case letters, digits and '-', 1 to 63
 // characters, starting and ending with a letter or digit).
 func CheckPool(s string) error {
-	if s == atoll.PoolLocal || validPool.MatchString(s) {
+	if atoll.ValidPool(s) {
 		return nil
 	}
 	return fmt.Errorf("%q is not a valid execution pool name: use %s, or 1 to 63 lower-case letters, digits and '-', starting and ending with a letter or digit", s, atoll.PoolLocal)

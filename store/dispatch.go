@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -20,20 +19,13 @@ import (
 // late report from a worker whose lease ran out is refused even before a
 // node noticed.
 
-// poolName is a pool's name: local, or a DNS label (it names Kubernetes
-// objects too).
-var poolName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
-// ValidPool reports whether name may name a pool.
-func ValidPool(name string) bool { return poolName.MatchString(name) }
-
 // CreateWorkerToken stores a new worker token (see atoll.DispatchService).
 func (db *DB) CreateWorkerToken(ctx context.Context, name, pool string, hash []byte, actor, source string) (*atoll.WorkerToken, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 100 {
 		return nil, atoll.Errorf(atoll.EINVALID, "A worker token needs a name of 1 to 100 characters.")
 	}
-	if pool == atoll.PoolLocal || !ValidPool(pool) {
+	if pool == atoll.PoolLocal || !atoll.ValidPool(pool) {
 		return nil, atoll.Errorf(atoll.EINVALID, "Pool %q is not a worker pool name: lower-case letters, digits and '-', at most 63, and not %q (the active node's own).", pool, atoll.PoolLocal)
 	}
 	var t *atoll.WorkerToken
