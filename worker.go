@@ -213,10 +213,11 @@ type WorkerResult struct {
 // WorkerService is the control plane's side of the worker protocol, what
 // the /api/v1/workers routes call. Worker calls authenticate with the
 // worker token's secret; job calls with the job token of the claim.
-// Errors: EUNAUTHORIZED (unknown or revoked token, wrong job token),
-// EFORBIDDEN (a pool not the token's), EINVALID (another protocol, a bad
-// batch or result, a plan hash mismatch), ECONFLICT (the claim is not held:
-// lost, canceled, expired or done), EUNAVAILABLE (this node cannot take it
+// Errors: EUNAUTHORIZED (an unknown or revoked worker token), EFORBIDDEN
+// (a pool not the token's), EINVALID (another protocol, a bad batch or
+// result, a plan hash mismatch), ECONFLICT (the job token does not hold the
+// job: a wrong or earlier attempt's token, or the claim was lost, canceled,
+// expired or ended, or its worker token revoked), EUNAVAILABLE (this node cannot take it
 // now: retry, possibly on the next active), ETOOLARGE.
 type WorkerService interface {
 	// Claim waits up to wait for a job of the worker's pool and returns

@@ -263,10 +263,6 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, disp *atoll.Dispatch) 
 				w.events.Waiting(ctx, "Waiting for a worker in pool "+w.pool+".")
 			}
 		case atoll.DispatchClaimed:
-			if told != "claimed" {
-				told = "claimed"
-				w.events.Write(atoll.StreamAtoll, fmt.Sprintf("Running on worker %s (pool %s, attempt %d).", disp.Worker, w.pool, disp.Attempt))
-			}
 			if disp.Live(time.Now()) {
 				break
 			}

@@ -48,6 +48,10 @@ func (d *Dispatcher) Claim(ctx context.Context, secret string, hello atoll.Worke
 		}
 		if disp != nil {
 			d.logger().Info("job claimed", "job", disp.JobID, "worker", hello.Worker, "pool", tok.Pool, "attempt", disp.Attempt)
+			if w, err := d.waiter(disp.JobID); err == nil {
+				// Before any line of the worker's: it has not the job yet.
+				w.events.Write(atoll.StreamAtoll, fmt.Sprintf("Running on worker %s (pool %s, attempt %d).", hello.Worker, tok.Pool, disp.Attempt))
+			}
 			return &atoll.WorkerAssignment{JobID: disp.JobID, JobToken: token, LeaseSeconds: int(d.lease() / time.Second),
 				Attempt: disp.Attempt, Spec: disp.Spec, PlanSHA256: disp.PlanSHA256}, nil
 		}
@@ -70,7 +74,7 @@ func (d *Dispatcher) Claim(ctx context.Context, secret string, hello atoll.Worke
 func (d *Dispatcher) held(ctx context.Context, jobID int64, jobToken string) (*atoll.Dispatch, error) {
 	disp, err := d.Store.Dispatch(ctx, jobID)
 	if atoll.ErrorCode(err) == atoll.ENOTFOUND || (err == nil && string(disp.JobTokenHash) != string(hash(jobToken))) {
-		return nil, atoll.Errorf(atoll.EUNAUTHORIZED, "Invalid job token.")
+		return nil, atoll.Errorf(atoll.ECONFLICT, "This job token does not hold job %d.", jobID)
 	} else if err != nil {
 		return nil, err
 	}

@@ -202,13 +202,14 @@ func (db *DB) ClaimDispatch(ctx context.Context, pool string, tokenID int64, wor
 func (tx *Tx) held(jobID int64, jobTokenHash []byte) (*atoll.Dispatch, error) {
 	d, err := tx.dispatch(jobID)
 	if atoll.ErrorCode(err) == atoll.ENOTFOUND {
-		return nil, atoll.Errorf(atoll.EUNAUTHORIZED, "Invalid job token.")
+		return nil, notHeld(jobID)
 	} else if err != nil {
 		return nil, err
 	}
 	if len(d.JobTokenHash) == 0 || string(d.JobTokenHash) != string(jobTokenHash) {
 		// A hash compare: the secret itself is never compared or kept.
-		return nil, atoll.Errorf(atoll.EUNAUTHORIZED, "Invalid job token.")
+		// An earlier attempt's token, or none: not this worker's job.
+		return nil, notHeld(jobID)
 	}
 	switch {
 	case d.State == atoll.DispatchCanceled:
@@ -223,6 +224,11 @@ func (tx *Tx) held(jobID int64, jobTokenHash []byte) (*atoll.Dispatch, error) {
 		return nil, atoll.Errorf(atoll.ECONFLICT, "The worker token of job %d's worker was revoked.", jobID)
 	}
 	return d, nil
+}
+
+// notHeld refuses a job call whose job token does not hold the job.
+func notHeld(jobID int64) error {
+	return atoll.Errorf(atoll.ECONFLICT, "This job token does not hold job %d.", jobID)
 }
 
 // RenewDispatch extends the lease of a held claim.
