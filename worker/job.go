@@ -133,6 +133,8 @@ func (j *job) userError(err error) *atoll.Error {
 	var ae *atoll.Error
 	var exit *terraform.ExitError
 	switch {
+	case j.ctx != nil && errors.Is(context.Cause(j.ctx), errStopped):
+		ae = atoll.Errorf(atoll.EINTERNAL, "Interrupted: worker %s was stopped and the job did not finish within its stop timeout.", j.w.cfg.Name)
 	case errors.As(err, &ae):
 		ae = &atoll.Error{Code: ae.Code, Message: ae.Message}
 	case errors.As(err, &exit):

@@ -167,8 +167,8 @@ func (w *Worker) redactPaths(msg string) string {
 // its pool, its protocol): a worker that cannot claim must not look alive.
 // With Once it returns after the first job: nil once it is reported.
 func (w *Worker) Run(ctx context.Context) error {
-	exec, interrupt := context.WithCancel(context.WithoutCancel(ctx))
-	defer interrupt()
+	exec, interrupt := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer interrupt(nil)
 	// Reporting outlives the interruption a little: an interrupted job is
 	// still reported.
 	report, dropReports := context.WithCancel(context.WithoutCancel(ctx))
@@ -182,7 +182,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.logger().Info("worker stopping: no more claims; running jobs may finish", "timeout", w.cfg.StopTimeout)
 		select {
 		case <-time.After(w.cfg.StopTimeout):
-			interrupt()
+			interrupt(errStopped)
 		case <-exec.Done():
 			return
 		}
@@ -216,6 +216,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	return firstErr
 }
+
+// errStopped interrupts the jobs still running when a stop's timeout ran
+// out.
+var errStopped = errors.New("the worker was stopped and its stop timeout ran out")
 
 // errOnceDone ends the other slots' claims once a Once job is done.
 var errOnceDone = errors.New("once: done")
