@@ -9,12 +9,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/runner/executor"
 )
 
 // A transient failure (connection refused, 503) moves the client on to the
@@ -349,5 +352,51 @@ func TestStopInterruptsJobAfterTimeout(t *testing.T) {
 	e := p.results[1].Error
 	if e == nil || e.Message != "Interrupted: worker w1 was stopped and the job did not finish within its stop timeout." {
 		t.Fatalf("error %+v", e)
+	}
+}
+
+// A job runs --terraform-bin unless it names another version, which is
+// installed in the data dir; one that cannot be installed fails the job
+// with a message saying so.
+func TestTerraformBinary(t *testing.T) {
+	p := newFakePlane(t)
+	w := newTestWorker(t, p, nil)
+	releases := httptest.NewServer(http.NotFoundHandler())
+	defer releases.Close()
+	w.tf.installer.TerraformURL = releases.URL
+	ctx := context.Background()
+	for _, tc := range []struct {
+		spec executor.Terraform
+		want string
+	}{
+		{executor.Terraform{}, w.tf.runner.Bin},
+		{executor.Terraform{Version: "1.9.0", Bin: "/server/terraform1.9.0"}, w.tf.runner.Bin},
+		{executor.Terraform{Version: "1.9.0", Distribution: "terraform"}, w.tf.runner.Bin},
+	} {
+		if got, err := w.tf.binary(ctx, tc.spec); err != nil || got != tc.want {
+			t.Errorf("%+v: %q %v, want %q", tc.spec, got, err, tc.want)
+		}
+	}
+	_, err := w.tf.binary(ctx, executor.Terraform{Version: "1.5.7"})
+	if atoll.ErrorCode(err) != atoll.EINVALID || !strings.Contains(atoll.ErrorMessage(err), "This job needs terraform 1.5.7, which this worker cannot install") {
+		t.Fatalf("err %v", err)
+	}
+	// An installed version is used as it is.
+	installed := filepath.Join(w.tf.installer.Dir, "terraform1.5.7")
+	os.MkdirAll(w.tf.installer.Dir, 0o755)
+	os.WriteFile(installed, []byte("#!/bin/sh\n"), 0o755)
+	if got, err := w.tf.binary(ctx, executor.Terraform{Version: "1.5.7"}); err != nil || got != installed {
+		t.Fatalf("%q %v", got, err)
+	}
+	// Run steps find the job's binary as `terraform`.
+	if dirs := w.tf.path("terraform", w.tf.runner.Bin); len(dirs) != 1 || dirs[0] != filepath.Dir(w.tf.runner.Bin) {
+		t.Fatalf("path of --terraform-bin: %q", dirs)
+	}
+	dirs := w.tf.path("terraform", installed)
+	if len(dirs) != 2 {
+		t.Fatalf("path of %s: %q", installed, dirs)
+	}
+	if target, err := os.Readlink(filepath.Join(dirs[0], "terraform")); err != nil || target != installed {
+		t.Fatalf("%s/terraform -> %q %v", dirs[0], target, err)
 	}
 }
