@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,7 @@ type job struct {
 	report       context.Context
 	cancelReport context.CancelFunc
 	abandoned    atomic.Bool
+	reported     atomic.Bool // the result is stored: the claim ended
 	logs         *logShipper
 }
 
@@ -60,8 +62,15 @@ func (w *Worker) runJob(exec, report context.Context, a *atoll.WorkerAssignment)
 	return j.finish(res, err)
 }
 
-// execute decodes the spec, fetches an apply's plan and runs the job.
-func (j *job) execute() (executor.Result, error) {
+// execute decodes the spec, fetches an apply's plan and runs the job. A
+// panic is the job's failure, not the end of the worker's other jobs.
+func (j *job) execute() (res executor.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			j.log.Error("job panicked", "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
 	var spec executor.Spec
 	if err := json.Unmarshal(j.a.Spec, &spec); err != nil {
 		return executor.Result{}, fmt.Errorf("the job's spec does not parse: %w", err)
@@ -116,6 +125,7 @@ func (j *job) finish(res executor.Result, runErr error) error {
 		j.log.Error("job's result not reported", "err", err)
 		return fmt.Errorf("job %d: reporting its result: %w", j.a.JobID, err)
 	}
+	j.reported.Store(true)
 	if runErr != nil {
 		j.log.Info("job failed", "err", wr.Error.Message)
 	} else {
@@ -151,6 +161,9 @@ func (j *job) userError(err error) *atoll.Error {
 func (j *job) abandonOn(err error) bool {
 	if !IsStatus(err, http.StatusConflict) && !IsStatus(err, http.StatusUnauthorized) {
 		return false
+	}
+	if j.reported.Load() {
+		return true // a heartbeat that crossed the result: the claim ended as it should
 	}
 	if !j.abandoned.Swap(true) {
 		j.log.Warn("the control plane says the claim is no longer held: stopping the job", "err", err)
