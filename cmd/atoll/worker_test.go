@@ -4,6 +4,8 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,5 +69,26 @@ func TestWorkerTokenFile(t *testing.T) {
 	os.WriteFile(f, []byte("\n"), 0o600)
 	if _, err := readToken(f); err == nil || !strings.Contains(err.Error(), "is empty") {
 		t.Fatalf("empty: %v", err)
+	}
+}
+
+// `atoll worker` with a refused token exits 1 with the server's message,
+// and removes the data dir it made.
+func TestWorkerRefusedTokenExits(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"error":"worker token revoked"}`))
+	}))
+	defer srv.Close()
+	tok := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tok, []byte("s3cret\n"), 0o600)
+	t.Setenv("TMPDIR", t.TempDir())
+	err := run([]string{"worker", "--server", srv.URL, "--token-file", tok, "--pool", "p", "--terraform-bin", "true", "--log-level", "error"}, io.Discard, func(string) string { return "" })
+	var out strings.Builder
+	if code := exitCode(err, &out); code != 1 || !strings.Contains(out.String(), "worker token revoked") {
+		t.Fatalf("exit %d: %s", code, out.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(os.Getenv("TMPDIR"), "atoll-worker-*")); len(left) != 0 {
+		t.Fatalf("left %v", left)
 	}
 }
