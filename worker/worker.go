@@ -35,7 +35,7 @@ const (
 	DefaultStopTimeout = 30 * time.Second
 	// ClaimWait is how long a claim long-polls (the server caps it at 30 s).
 	ClaimWait   = 30 * time.Second
-	MaxParallel = 64
+	MaxConcurrency = 64
 )
 
 // Config is a worker's configuration (the flags of `atoll worker`).
@@ -44,7 +44,7 @@ type Config struct {
 	Token   string   // the worker token's secret
 	Pool    string
 	Name    string // shown by the control plane; default the hostname
-	// Concurrency is how many jobs run at once (1 to MaxParallel).
+	// Concurrency is how many jobs run at once (1 to MaxConcurrency).
 	Concurrency int
 	// Once claims one job, runs and reports it, and returns.
 	Once bool
@@ -125,8 +125,8 @@ func (c *Config) check() error {
 		return errors.New("no worker token")
 	case c.Pool == "":
 		return errors.New("no pool")
-	case c.Concurrency < 1 || c.Concurrency > MaxParallel:
-		return fmt.Errorf("concurrency %d: must be between 1 and %d", c.Concurrency, MaxParallel)
+	case c.Concurrency < 1 || c.Concurrency > MaxConcurrency:
+		return fmt.Errorf("concurrency %d: must be between 1 and %d", c.Concurrency, MaxConcurrency)
 	case c.DataDir == "":
 		return errors.New("no data dir")
 	case c.TerraformBin == "":

@@ -40,12 +40,12 @@ func (c *workerConfig) options() []option {
 		opt("server", list(&c.Servers, nil, parseServers), "URL of the Atoll server (its public URL); a comma-separated list is tried in turn, e.g. both nodes of a pair"),
 		opt("token-file", text(&c.TokenFile, ""), "file holding the worker token's secret (surrounding whitespace trimmed); required"),
 		opt("pool", text(&c.Pool, ""), "the pool whose jobs this worker runs: the worker token's; required"),
-		opt("concurrency", integer(&c.Concurrency, 1).checked(between("concurrency", 1, worker.MaxParallel)), "jobs run at once, 1 to 64"),
+		opt("concurrency", integer(&c.Concurrency, 1).checked(between("concurrency", 1, worker.MaxConcurrency)), "jobs run at once, 1 to 64"),
 		opt("once", boolean(&c.Once, false), "claim one job, run and report it, then exit (0 once it is reported)"),
 		opt("name", text(&c.Name, ""), "the worker's name on the workers page (default the hostname)"),
 		opt("data-dir", text(&c.DataDir, ""), "where checkouts, Terraform versions and the provider cache are kept; one worker per directory (default a new directory under the OS temp dir, removed at exit)"),
 		opt("terraform-bin", text(&c.TerraformBin, "terraform"), "Terraform binary of jobs that ask for no version or for its version; looked up on PATH"),
-		opt("stop-timeout", duration(&c.StopTimeout, worker.DefaultStopTimeout), "on SIGTERM/SIGINT, how long running jobs may continue before they are interrupted"),
+		opt("stop-timeout", duration(&c.StopTimeout, worker.DefaultStopTimeout), "on SIGTERM/SIGINT, how long running jobs may continue before they are interrupted (0: 30s)"),
 		opt("log-level", text(&c.LogLevel, "info").checked(checkLogLevel), "debug, info, warn or error"),
 	}
 }
