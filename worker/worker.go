@@ -34,7 +34,7 @@ import (
 const (
 	DefaultStopTimeout = 30 * time.Second
 	// ClaimWait is how long a claim long-polls (the server caps it at 30 s).
-	ClaimWait   = 30 * time.Second
+	ClaimWait      = 30 * time.Second
 	MaxConcurrency = 64
 )
 
