@@ -51,7 +51,7 @@ type Config struct {
 	// DataDir holds the work dirs (DataDir/work), the Terraform versions
 	// installed for jobs (DataDir/bin) and the provider cache.
 	DataDir      string
-	TerraformBin string // default terraform on PATH
+	TerraformBin string // required: the command looks `terraform` up on PATH
 	// StopTimeout is how long running jobs may continue once Run's
 	// context ends before they are interrupted (0: DefaultStopTimeout).
 	StopTimeout time.Duration
