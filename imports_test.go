@@ -56,6 +56,9 @@ var allowedImports = map[string][]string{
 	"dispatch": {"atoll", "runner/executor"},
 	"runner": {"atoll", "git", "gitcred", "metrics", "procs", "command", "runner/executor", "runner/markdown",
 		"runner/notify", "repocfg", "terraform", "tfinstall", "vcs"},
+	// The worker process runs jobs with the runner's own in-process
+	// executor (runner.LocalExecutor): one code path for a job's steps.
+	"worker": {"atoll", "git", "runner", "runner/executor", "terraform", "tfinstall"},
 	// The HTTP side sees the runner only through the root package's
 	// interfaces (atoll.CommandService, LogStream, ApprovalPolicy,
 	// UnlockReporter), and writes no comment itself.
@@ -63,7 +66,7 @@ var allowedImports = map[string][]string{
 	// Wiring only: it may import every package but the test helpers.
 	"cmd/atoll": {"atoll", "demo", "dispatch", "git", "gitcred", "inmem", "node", "procs", "replica", "runner",
 		"command", "runner/markdown", "runner/notify", "repocfg", "terraform",
-		"tfinstall", "store", "vcs", "vcs/azuredevops", "vcs/github", "vcs/local", "web"},
+		"tfinstall", "store", "vcs", "vcs/azuredevops", "vcs/github", "vcs/local", "web", "worker"},
 }
 
 // moduleImports is each package's imports of Atoll's own packages, as go

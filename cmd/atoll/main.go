@@ -80,7 +80,7 @@ func oneLine(s string) string {
 	return strings.Join(lines, "; ")
 }
 
-const usageLine = "usage: atoll server [flags] | atoll restore --replica-url URL --output PATH | atoll version | atoll git-credential get"
+const usageLine = "usage: atoll server [flags] | atoll worker --server URL --token-file FILE --pool NAME [flags] | atoll restore --replica-url URL --output PATH | atoll version | atoll git-credential get"
 
 func run(args []string, stdout io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
@@ -114,6 +114,8 @@ func run(args []string, stdout io.Writer, getenv func(string) string) error {
 		return m.Close()
 	case "restore":
 		return restore(args[1:], stdout, getenv)
+	case "worker":
+		return workerMain(args[1:], os.Stderr, getenv)
 	case "git-credential":
 		// Run by git, inside Terraform's runs (see package gitcred).
 		return gitcred.RunHelper(args[1:], os.Stdin, stdout, getenv)
