@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -511,3 +512,36 @@ func TestWaitingForAWorker(t *testing.T) {
 		t.Fatalf("waiting = %q", ev.waiting)
 	}
 }
+
+// A job's token fetches its own job's repository and no other: the git
+// route names a job, never a repository, and another job's is refused.
+func TestJobTokenFetchesOnlyItsJob(t *testing.T) {
+	f := newFixture(t, 5*time.Second)
+	served := ""
+	f.d.Mirrors = mirrors(func(co executor.Checkout) string { served = co.Name; return "/mirror/" + co.Name })
+	f.d.ServeGit = func(_ context.Context, dir string, _ bool, _ string, _ io.Reader, _ io.Writer) error {
+		served = dir
+		return nil
+	}
+	specA := f.job(atoll.JobPlan)
+	specA.Checkout.Name = "infra"
+	f.start(t.Context(), specA, &events{})
+	a := f.claim(5 * time.Second)
+	specB := f.job(atoll.JobPlan)
+	specB.Checkout.Name = "secrets"
+	f.start(t.Context(), specB, &events{})
+	ctx := context.Background()
+	if err := f.d.UploadPack(ctx, specB.Job.ID, a.JobToken, true, "", nil, io.Discard); atoll.ErrorCode(err) != atoll.ECONFLICT {
+		t.Fatalf("another job's repository with this job's token: %v", err)
+	}
+	if served != "" {
+		t.Fatalf("served %q", served)
+	}
+	if err := f.d.UploadPack(ctx, a.JobID, a.JobToken, true, "", nil, io.Discard); err != nil || served != "/mirror/infra" {
+		t.Fatalf("its own: %v, served %q", err, served)
+	}
+}
+
+type mirrors func(executor.Checkout) string
+
+func (m mirrors) Mirror(_ context.Context, co executor.Checkout) (string, error) { return m(co), nil }

@@ -296,7 +296,7 @@ func TestStoppedWorkerLateReportRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "the resumed worker told its claim is gone", func() bool {
-		return strings.Contains(stopped.out.String(), "no longer holds") || strings.Contains(stopped.out.String(), "lease")
+		return strings.Contains(stopped.out.String(), "hold") || strings.Contains(stopped.out.String(), "lease")
 	})
 	time.Sleep(2 * time.Second) // anything it still sent would land now
 	if n := len(e.gh.pullComments(1)); n != 1 {
