@@ -27,6 +27,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/atollhq/atoll"
@@ -94,6 +95,9 @@ type waiter struct {
 	done   chan struct{} // closed once the result is stored
 	once   sync.Once
 	logMu  sync.Mutex // one batch of lines at a time
+	// waited is set once the pull request was told the job waits for a
+	// worker: its claim then says the job runs.
+	waited atomic.Bool
 }
 
 func (w *waiter) finished() { w.once.Do(func() { close(w.done) }) }
@@ -261,6 +265,7 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, disp *atoll.Dispatch) 
 				msg := fmt.Sprintf("Waiting for a worker in pool %s: none is connected.", w.pool)
 				w.events.Write(atoll.StreamAtoll, msg)
 				w.events.Waiting(ctx, "Waiting for a worker in pool "+w.pool+".")
+				w.waited.Store(true)
 			}
 		case atoll.DispatchClaimed:
 			if disp.Live(time.Now()) {

@@ -51,6 +51,9 @@ func (d *Dispatcher) Claim(ctx context.Context, secret string, hello atoll.Worke
 			if w, err := d.waiter(disp.JobID); err == nil {
 				// Before any line of the worker's: it has not the job yet.
 				w.events.Write(atoll.StreamAtoll, fmt.Sprintf("Running on worker %s (pool %s, attempt %d).", hello.Worker, tok.Pool, disp.Attempt))
+				if w.waited.Load() {
+					w.events.Waiting(context.WithoutCancel(ctx), fmt.Sprintf("Running on worker %s.", hello.Worker))
+				}
 			}
 			return &atoll.WorkerAssignment{JobID: disp.JobID, JobToken: token, LeaseSeconds: int(d.lease() / time.Second),
 				Attempt: disp.Attempt, Spec: disp.Spec, PlanSHA256: disp.PlanSHA256}, nil

@@ -46,9 +46,9 @@ type Events interface {
 	// and replicated when a replica is configured): a remote executor
 	// acknowledges a worker's batch of lines only then.
 	Flush() error
-	// Waiting tells the user why the job has not started yet (no worker
-	// of its pool has claimed it): the runner shows desc as the job's
-	// commit status description.
+	// Waiting tells the user where a job that waits stands (for a worker
+	// of its pool, then on the worker that claimed it): the runner shows
+	// desc as the job's pending commit status description.
 	Waiting(ctx context.Context, desc string)
 }
 
