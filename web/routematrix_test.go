@@ -87,6 +87,17 @@ func routeMatrix(f *authFixture, t *testing.T) []matrixRoute {
 		{pattern: "GET /favicon.ico", path: "/favicon.ico", want: same(204)},
 		{pattern: "GET /assets/", path: "/assets/atoll.css", want: same(200)},
 		{pattern: "GET /", path: "/no/such/page", want: access{401, 404, 404, 404}},
+		// The worker protocol: its own bearer tokens, checked by the
+		// worker service, never a session or an API token. This server
+		// has no worker pools: 404 to everyone, nobody included.
+		{pattern: "POST /api/v1/workers/claim", path: "/api/v1/workers/claim", body: `{"worker":"w","pool":"p","protocol":1}`, want: same(404)},
+		{pattern: "POST /api/v1/workers/jobs/{id}/heartbeat", path: "/api/v1/workers/jobs/" + job + "/heartbeat", want: same(404)},
+		{pattern: "POST /api/v1/workers/jobs/{id}/logs", path: "/api/v1/workers/jobs/" + job + "/logs", body: `{"lines":[]}`, want: same(404)},
+		{pattern: "POST /api/v1/workers/jobs/{id}/applying", path: "/api/v1/workers/jobs/" + job + "/applying", want: same(404)},
+		{pattern: "GET /api/v1/workers/jobs/{id}/plan", path: "/api/v1/workers/jobs/" + job + "/plan", want: same(404)},
+		{pattern: "POST /api/v1/workers/jobs/{id}/result", path: "/api/v1/workers/jobs/" + job + "/result", body: `{"result":{}}`, want: same(404)},
+		{pattern: "GET /api/v1/workers/jobs/{id}/git/info/refs", path: "/api/v1/workers/jobs/" + job + "/git/info/refs?service=git-upload-pack", want: same(404)},
+		{pattern: "POST /api/v1/workers/jobs/{id}/git/git-upload-pack", path: "/api/v1/workers/jobs/" + job + "/git/git-upload-pack", body: "0000", want: same(404)},
 
 		// Pages and reads: any signed-in user.
 		{pattern: "GET /{$}", path: "/", want: reads},
