@@ -129,6 +129,7 @@ func routeMatrix(f *authFixture, t *testing.T) []matrixRoute {
 		{pattern: "GET /api/v1/me", path: "/api/v1/me", want: reads},
 		{pattern: "GET /metrics", path: "/metrics", want: reads},
 		{pattern: "GET /admin", path: "/admin", want: adminOnly(200)},
+		{pattern: "GET /workers", path: "/workers", want: reads}, // no worker pools: the page says so
 
 		// Actions of an operator: plan, apply, comment, approve, reject,
 		// unlock.
@@ -155,6 +156,9 @@ func routeMatrix(f *authFixture, t *testing.T) []matrixRoute {
 		{pattern: "POST /admin/users/{id}/delete", path: "/admin/users/" + user + "/delete", okPath: "/admin/users/999999/delete", want: adminOnly(404)},
 		{pattern: "POST /admin/tokens", path: "/admin/tokens", body: "user=viewer-user&name=x", okBy: "user=nobody&name=x", want: adminOnly(404)},
 		{pattern: "POST /admin/tokens/{id}/revoke", path: "/admin/tokens/" + token + "/revoke", okPath: "/admin/tokens/999999/revoke", want: adminOnly(404)},
+		// Worker tokens: this server has no worker pools (404 past the gate).
+		{pattern: "POST /admin/worker-tokens", path: "/admin/worker-tokens", body: "name=eu&pool=eu", want: adminOnly(404)},
+		{pattern: "POST /admin/worker-tokens/{id}/revoke", path: "/admin/worker-tokens/1/revoke", want: adminOnly(404)},
 	}
 }
 

@@ -38,7 +38,7 @@ const (
 	workerTransfer = 30 * time.Minute
 )
 
-// workerRoutes registers the worker protocol's routes.
+// workerRoutes registers the worker protocol's routes and the workers page.
 func (s *Server) workerRoutes(mux *routeMux) {
 	mux.HandleFunc("POST /api/v1/workers/claim", s.workerCall(s.handleWorkerClaim))
 	mux.HandleFunc("POST /api/v1/workers/jobs/{id}/heartbeat", s.jobCall(s.handleWorkerHeartbeat))
@@ -48,6 +48,9 @@ func (s *Server) workerRoutes(mux *routeMux) {
 	mux.HandleFunc("POST /api/v1/workers/jobs/{id}/result", s.jobCall(s.handleWorkerResult))
 	mux.HandleFunc("GET /api/v1/workers/jobs/{id}/git/info/refs", s.jobCall(s.handleWorkerInfoRefs))
 	mux.HandleFunc("POST /api/v1/workers/jobs/{id}/git/git-upload-pack", s.jobCall(s.handleWorkerUploadPack))
+	// The dashboard's page of the pools (worker tokens are made and
+	// revoked on the admin page: adminRoutes).
+	mux.HandleFunc("GET /workers", s.handleWorkersPage)
 }
 
 // workerJobCalls are the paths of a job's calls after /jobs/{id}/.
