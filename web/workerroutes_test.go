@@ -437,3 +437,27 @@ func TestWorkerRoutesAuthMiddleware(t *testing.T) {
 		}
 	}
 }
+
+// An upload-pack request is bounded after gunzip: a small gzipped body
+// that inflates past the limit is 413, whatever the service read.
+func TestWorkerUploadPackInflateBound(t *testing.T) {
+	ws := refusingWorkers(t)
+	var read int64
+	ws.UploadPackFn = func(_ context.Context, _ int64, _ string, _ bool, _ string, in io.Reader, _ io.Writer) error {
+		n, err := io.Copy(io.Discard, in)
+		read = n
+		return err
+	}
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestSpeed)
+	zeros := make([]byte, 1<<20)
+	for i := 0; i < 65; i++ { // 65 MiB, over the 64 MiB bound
+		zw.Write(zeros)
+	}
+	zw.Close()
+	w := workerCall(t, workerHandler(ws), "POST", "/api/v1/workers/jobs/9/git/git-upload-pack", &gz,
+		"Authorization", "Bearer jt", "Content-Encoding", "gzip")
+	if w.Code != 413 || !strings.Contains(workerError(t, w), "too large") || read != 64<<20 {
+		t.Errorf("inflated upload-pack request = %d %s, service read %d", w.Code, w.Body, read)
+	}
+}
