@@ -615,11 +615,31 @@ func adminWorkerTokens(d AdminPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = workerTokensTable(d.Meta, d.WorkerTokens, true).Render(ctx, templ_7745c5c3_Buffer)
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
+		if d.WorkerTokensError != "" {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "<p class=\"flash\" role=\"alert\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var30 string
+			templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs("The worker tokens cannot be listed: " + d.WorkerTokensError)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/admin.templ`, Line: 181, Col: 94}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var30))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, "</p>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		} else {
+			templ_7745c5c3_Err = workerTokensTable(d.Meta, d.WorkerTokens, true).Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "<h3>New worker token</h3><form method=\"post\" action=\"/admin/worker-tokens\" class=\"form card\"><label>Name <input type=\"text\" name=\"name\" required maxlength=\"100\" placeholder=\"eu-runners\" autocomplete=\"off\"></label> <label>Pool <input type=\"text\" name=\"pool\" required maxlength=\"64\" placeholder=\"eu\" autocomplete=\"off\"></label> <button type=\"submit\" class=\"primary\">Create worker token</button></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "<h3>New worker token</h3><form method=\"post\" action=\"/admin/worker-tokens\" class=\"form card\"><label>Name <input type=\"text\" name=\"name\" required maxlength=\"100\" placeholder=\"eu-runners\" autocomplete=\"off\"></label> <label>Pool <input type=\"text\" name=\"pool\" required maxlength=\"64\" placeholder=\"eu\" autocomplete=\"off\"></label> <button type=\"submit\" class=\"primary\">Create worker token</button></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

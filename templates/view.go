@@ -210,6 +210,8 @@ type AdminPage struct {
 	WorkerPools                                       bool
 	WorkerTokens                                      []*atoll.WorkerToken
 	NewWorkerToken, NewWorkerTokenName, NewWorkerPool string
+	// WorkerTokensError says why the worker tokens cannot be listed.
+	WorkerTokensError string
 }
 
 func queryEscape(s string) string { return url.QueryEscape(s) }

@@ -51,10 +51,14 @@ func (s *Server) renderAdmin(w http.ResponseWriter, r *http.Request, status int,
 		page.Tokens, err = s.DB.Tokens(r.Context())
 	}
 	if err == nil && s.WorkerAdmin != nil {
+		// The worker pools' failure (this node cannot read them now) only
+		// leaves their tokens out: users and API tokens are still managed.
 		page.WorkerPools = true
-		var o *atoll.WorkerOverview
-		if o, err = s.WorkerAdmin.Workers(r.Context()); err == nil {
+		if o, werr := s.WorkerAdmin.Workers(r.Context()); werr == nil {
 			page.WorkerTokens = o.Tokens
+		} else {
+			s.errorStatus(r, werr) // logs internal errors
+			page.WorkerTokensError = atoll.ErrorMessage(werr)
 		}
 	}
 	if err != nil {

@@ -141,6 +141,16 @@ func TestAdminWorkerTokens(t *testing.T) {
 		t.Errorf("revoked %v", wf.revoked)
 	}
 
+	// The pools' failure leaves the rest of the page.
+	wf.wa.WorkersFn = func(context.Context) (*atoll.WorkerOverview, error) {
+		return nil, atoll.Errorf(atoll.EUNAVAILABLE, "Not on this node.")
+	}
+	if res, body := wf.do(t, "GET", "/admin", "", admin...); res.StatusCode != 200 ||
+		!strings.Contains(body, "The worker tokens cannot be listed: Not on this node.") || !strings.Contains(body, "viewer-user") {
+		t.Errorf("admin page with the pools failing = %d", res.StatusCode)
+	}
+	wf.wa.WorkersFn = func(context.Context) (*atoll.WorkerOverview, error) { return workerOverview(), nil }
+
 	// Operators and viewers may do neither; nobody signed in neither.
 	for _, role := range []atoll.Role{atoll.RoleViewer, atoll.RoleOperator} {
 		for _, path := range []string{"/admin/worker-tokens", "/admin/worker-tokens/3/revoke"} {
