@@ -19,6 +19,9 @@ type Store interface {
 	RepoService
 	AuditService
 	HealthService
+	// DispatchService is worker pools' side of the store: the job page
+	// names the worker that ran a job.
+	DispatchService
 }
 
 // HealthService reports whether the database serves reads and writes.

@@ -7,15 +7,21 @@ package mock
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"time"
 
 	"github.com/atollhq/atoll"
 )
 
 var (
-	_ atoll.CommandService = (*CommandService)(nil)
-	_ atoll.UnlockReporter = (*UnlockReporter)(nil)
-	_ atoll.LogStream      = (*LogStream)(nil)
-	_ atoll.ApprovalPolicy = (*ApprovalPolicy)(nil)
+	_ atoll.CommandService  = (*CommandService)(nil)
+	_ atoll.UnlockReporter  = (*UnlockReporter)(nil)
+	_ atoll.LogStream       = (*LogStream)(nil)
+	_ atoll.ApprovalPolicy  = (*ApprovalPolicy)(nil)
+	_ atoll.WorkerService   = (*WorkerService)(nil)
+	_ atoll.WorkerAdmin     = (*WorkerAdmin)(nil)
+	_ atoll.DispatchService = (*DispatchService)(nil)
 )
 
 // CommandService is an atoll.CommandService.
@@ -75,4 +81,136 @@ type ApprovalPolicy struct {
 
 func (p *ApprovalPolicy) Requires(repo, project, dir string) bool {
 	return p.RequiresFn(repo, project, dir)
+}
+
+// WorkerService is an atoll.WorkerService.
+type WorkerService struct {
+	ClaimFn      func(ctx context.Context, secret string, hello atoll.WorkerHello, wait time.Duration) (*atoll.WorkerAssignment, error)
+	HeartbeatFn  func(ctx context.Context, jobID int64, jobToken string) (*atoll.WorkerLease, error)
+	LogsFn       func(ctx context.Context, jobID int64, jobToken string, lines []atoll.WorkerLogLine) error
+	ApplyingFn   func(ctx context.Context, jobID int64, jobToken string) error
+	PlanFn       func(ctx context.Context, jobID int64, jobToken string) ([]byte, error)
+	ResultFn     func(ctx context.Context, jobID int64, jobToken string, res atoll.WorkerResult) error
+	UploadPackFn func(ctx context.Context, jobID int64, jobToken string, advertise bool, gitProtocol string, in io.Reader, out io.Writer) error
+}
+
+func (s *WorkerService) Claim(ctx context.Context, secret string, hello atoll.WorkerHello, wait time.Duration) (*atoll.WorkerAssignment, error) {
+	return s.ClaimFn(ctx, secret, hello, wait)
+}
+
+func (s *WorkerService) Heartbeat(ctx context.Context, jobID int64, jobToken string) (*atoll.WorkerLease, error) {
+	return s.HeartbeatFn(ctx, jobID, jobToken)
+}
+
+func (s *WorkerService) Logs(ctx context.Context, jobID int64, jobToken string, lines []atoll.WorkerLogLine) error {
+	return s.LogsFn(ctx, jobID, jobToken, lines)
+}
+
+func (s *WorkerService) Applying(ctx context.Context, jobID int64, jobToken string) error {
+	return s.ApplyingFn(ctx, jobID, jobToken)
+}
+
+func (s *WorkerService) Plan(ctx context.Context, jobID int64, jobToken string) ([]byte, error) {
+	return s.PlanFn(ctx, jobID, jobToken)
+}
+
+func (s *WorkerService) Result(ctx context.Context, jobID int64, jobToken string, res atoll.WorkerResult) error {
+	return s.ResultFn(ctx, jobID, jobToken, res)
+}
+
+func (s *WorkerService) UploadPack(ctx context.Context, jobID int64, jobToken string, advertise bool, gitProtocol string, in io.Reader, out io.Writer) error {
+	return s.UploadPackFn(ctx, jobID, jobToken, advertise, gitProtocol, in, out)
+}
+
+// WorkerAdmin is an atoll.WorkerAdmin.
+type WorkerAdmin struct {
+	CreateWorkerTokenFn func(ctx context.Context, name, pool, actor, source string) (*atoll.WorkerToken, string, error)
+	RevokeWorkerTokenFn func(ctx context.Context, id int64, actor, source string) error
+	WorkersFn           func(ctx context.Context) (*atoll.WorkerOverview, error)
+}
+
+func (a *WorkerAdmin) CreateWorkerToken(ctx context.Context, name, pool, actor, source string) (*atoll.WorkerToken, string, error) {
+	return a.CreateWorkerTokenFn(ctx, name, pool, actor, source)
+}
+
+func (a *WorkerAdmin) RevokeWorkerToken(ctx context.Context, id int64, actor, source string) error {
+	return a.RevokeWorkerTokenFn(ctx, id, actor, source)
+}
+
+func (a *WorkerAdmin) Workers(ctx context.Context) (*atoll.WorkerOverview, error) {
+	return a.WorkersFn(ctx)
+}
+
+// DispatchService is an atoll.DispatchService.
+type DispatchService struct {
+	CreateWorkerTokenFn    func(ctx context.Context, name, pool string, hash []byte, actor, source string) (*atoll.WorkerToken, error)
+	RevokeWorkerTokenFn    func(ctx context.Context, id int64, actor, source string) (*atoll.WorkerToken, error)
+	WorkerTokensFn         func(ctx context.Context) ([]*atoll.WorkerToken, error)
+	WorkerTokenByHashFn    func(ctx context.Context, hash []byte) (*atoll.WorkerToken, error)
+	SeeWorkerFn            func(ctx context.Context, id int64, worker, version string) error
+	QueueDispatchFn        func(ctx context.Context, d *atoll.Dispatch) (*atoll.Dispatch, error)
+	DispatchFn             func(ctx context.Context, jobID int64) (*atoll.Dispatch, error)
+	ClaimDispatchFn        func(ctx context.Context, pool string, tokenID int64, worker string, jobTokenHash []byte, lease time.Duration) (*atoll.Dispatch, error)
+	RenewDispatchFn        func(ctx context.Context, jobID int64, jobTokenHash []byte, lease time.Duration) (*atoll.Dispatch, error)
+	MarkDispatchApplyingFn func(ctx context.Context, jobID int64, jobTokenHash []byte) error
+	FinishDispatchFn       func(ctx context.Context, jobID int64, jobTokenHash []byte, result json.RawMessage) error
+	ExpireDispatchFn       func(ctx context.Context, jobID int64, requeue bool) (*atoll.Dispatch, error)
+	CancelDispatchFn       func(ctx context.Context, jobID int64) error
+	DispatchesFn           func(ctx context.Context, states ...string) ([]*atoll.Dispatch, error)
+}
+
+func (d *DispatchService) CreateWorkerToken(ctx context.Context, name, pool string, hash []byte, actor, source string) (*atoll.WorkerToken, error) {
+	return d.CreateWorkerTokenFn(ctx, name, pool, hash, actor, source)
+}
+
+func (d *DispatchService) RevokeWorkerToken(ctx context.Context, id int64, actor, source string) (*atoll.WorkerToken, error) {
+	return d.RevokeWorkerTokenFn(ctx, id, actor, source)
+}
+
+func (d *DispatchService) WorkerTokens(ctx context.Context) ([]*atoll.WorkerToken, error) {
+	return d.WorkerTokensFn(ctx)
+}
+
+func (d *DispatchService) WorkerTokenByHash(ctx context.Context, hash []byte) (*atoll.WorkerToken, error) {
+	return d.WorkerTokenByHashFn(ctx, hash)
+}
+
+func (d *DispatchService) SeeWorker(ctx context.Context, id int64, worker, version string) error {
+	return d.SeeWorkerFn(ctx, id, worker, version)
+}
+
+func (d *DispatchService) QueueDispatch(ctx context.Context, disp *atoll.Dispatch) (*atoll.Dispatch, error) {
+	return d.QueueDispatchFn(ctx, disp)
+}
+
+func (d *DispatchService) Dispatch(ctx context.Context, jobID int64) (*atoll.Dispatch, error) {
+	return d.DispatchFn(ctx, jobID)
+}
+
+func (d *DispatchService) ClaimDispatch(ctx context.Context, pool string, tokenID int64, worker string, jobTokenHash []byte, lease time.Duration) (*atoll.Dispatch, error) {
+	return d.ClaimDispatchFn(ctx, pool, tokenID, worker, jobTokenHash, lease)
+}
+
+func (d *DispatchService) RenewDispatch(ctx context.Context, jobID int64, jobTokenHash []byte, lease time.Duration) (*atoll.Dispatch, error) {
+	return d.RenewDispatchFn(ctx, jobID, jobTokenHash, lease)
+}
+
+func (d *DispatchService) MarkDispatchApplying(ctx context.Context, jobID int64, jobTokenHash []byte) error {
+	return d.MarkDispatchApplyingFn(ctx, jobID, jobTokenHash)
+}
+
+func (d *DispatchService) FinishDispatch(ctx context.Context, jobID int64, jobTokenHash []byte, result json.RawMessage) error {
+	return d.FinishDispatchFn(ctx, jobID, jobTokenHash, result)
+}
+
+func (d *DispatchService) ExpireDispatch(ctx context.Context, jobID int64, requeue bool) (*atoll.Dispatch, error) {
+	return d.ExpireDispatchFn(ctx, jobID, requeue)
+}
+
+func (d *DispatchService) CancelDispatch(ctx context.Context, jobID int64) error {
+	return d.CancelDispatchFn(ctx, jobID)
+}
+
+func (d *DispatchService) Dispatches(ctx context.Context, states ...string) ([]*atoll.Dispatch, error) {
+	return d.DispatchesFn(ctx, states...)
 }

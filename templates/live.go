@@ -31,6 +31,9 @@ type OverviewPage struct {
 	LockCount       int
 	Pulls           []*atoll.Pull
 	PullCount       int
+	// WorkerQueues are the jobs waiting for a worker, per pool (nil: no
+	// worker pools).
+	WorkerQueues map[string]int
 }
 
 // JobPage shows one job and the end of its log.
@@ -43,6 +46,9 @@ type JobPage struct {
 	// Lines: the page links to the full download instead of showing them.
 	// Later is 0 but for a window of the log (?line=SEQ).
 	Earlier, Later int64
+	// Dispatch is the job's dispatch to a worker pool (nil: the node runs
+	// it itself).
+	Dispatch *atoll.Dispatch
 }
 
 // Follows reports whether the page follows the job's new lines: it shows

@@ -34,6 +34,9 @@ type Meta struct {
 	// tells success from failure.
 	Flash   string
 	FlashOK bool
+	// WorkerPools is set when the server has worker pools: the header
+	// links the workers page.
+	WorkerPools bool
 }
 
 // PullPage shows one pull request.
@@ -195,13 +198,20 @@ type LoginPage struct {
 	OIDC  bool // show the identity provider's button
 }
 
-// AdminPage manages users and API tokens. NewToken is a token just
-// created, shown once.
+// AdminPage manages users, API tokens and worker tokens. NewToken is a
+// token just created, shown once; so is NewWorkerToken.
 type AdminPage struct {
 	Meta                                 Meta
 	Users                                []*atoll.Account
 	Tokens                               []*atoll.APIToken
 	NewToken, NewTokenName, NewTokenUser string
+	// WorkerPools is set when the server has worker pools: the page then
+	// lists WorkerTokens and makes new ones.
+	WorkerPools                                       bool
+	WorkerTokens                                      []*atoll.WorkerToken
+	NewWorkerToken, NewWorkerTokenName, NewWorkerPool string
+	// WorkerTokensError says why the worker tokens cannot be listed.
+	WorkerTokensError string
 }
 
 func queryEscape(s string) string { return url.QueryEscape(s) }

@@ -12,7 +12,8 @@ import (
 	"github.com/atollhq/atoll/templates"
 )
 
-// adminRoutes registers the admin page: users and API tokens (admins only).
+// adminRoutes registers the admin page: users, API tokens and worker
+// tokens (admins only).
 // Every change is an audit event by the signed-in admin.
 func (s *Server) adminRoutes(mux *routeMux) {
 	admin := func(h http.HandlerFunc) http.HandlerFunc { return s.require(atoll.RoleAdmin, h) }
@@ -34,6 +35,8 @@ func (s *Server) adminRoutes(mux *routeMux) {
 	mux.HandleFunc("POST /admin/users/{id}/delete", change(s.handleDeleteUser))
 	mux.HandleFunc("POST /admin/tokens", change(s.handleCreateToken))
 	mux.HandleFunc("POST /admin/tokens/{id}/revoke", change(s.handleRevokeToken))
+	mux.HandleFunc("POST /admin/worker-tokens", change(s.handleCreateWorkerToken))
+	mux.HandleFunc("POST /admin/worker-tokens/{id}/revoke", change(s.handleRevokeWorkerToken))
 }
 
 // handleAdminPage lists users and API tokens.
@@ -46,6 +49,17 @@ func (s *Server) renderAdmin(w http.ResponseWriter, r *http.Request, status int,
 	page.Meta = s.pageMeta(r.Context())
 	if page.Users, err = s.DB.Users(r.Context()); err == nil {
 		page.Tokens, err = s.DB.Tokens(r.Context())
+	}
+	if err == nil && s.WorkerAdmin != nil {
+		// The worker pools' failure (this node cannot read them now) only
+		// leaves their tokens out: users and API tokens are still managed.
+		page.WorkerPools = true
+		if o, werr := s.WorkerAdmin.Workers(r.Context()); werr == nil {
+			page.WorkerTokens = o.Tokens
+		} else {
+			s.errorStatus(r, werr) // logs internal errors
+			page.WorkerTokensError = atoll.ErrorMessage(werr)
+		}
 	}
 	if err != nil {
 		s.pageError(w, r, err)

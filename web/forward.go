@@ -16,10 +16,11 @@ const forwardedHeader = "X-Atoll-Forwarded-By"
 
 // readsLocally reports a request a standby may answer from its own copy:
 // reading, and not the live log stream, which only the active node has,
-// nor the OIDC callback, which writes (the user and the session).
+// nor the OIDC callback, which writes (the user and the session), nor the
+// worker protocol, whose claims only the active node holds.
 func readsLocally(r *http.Request) bool {
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && !strings.HasSuffix(r.URL.Path, "/ws") &&
-		r.URL.Path != "/auth/oidc/callback"
+		r.URL.Path != "/auth/oidc/callback" && !workerPath(r.URL.Path)
 }
 
 // servedByEveryNode are the routes a standby answers itself.

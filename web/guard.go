@@ -13,7 +13,9 @@ import (
 // (API) or a form body (the dashboard's own pages). A request without a body
 // (DELETE /api/v1/locks/{id}, POST /logout) has no media type to check and
 // needs no Content-Type. POST /events is exempt: webhooks come from the VCS
-// host, authenticated by their signature.
+// host, authenticated by their signature; so are the worker protocol's
+// routes (workerPath), called by workers and git with a bearer token that
+// no browser sends on its own, with git's own media types.
 func guardMutations(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -22,7 +24,7 @@ func guardMutations(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if r.Method == http.MethodPost && r.URL.Path == "/events" {
+		if r.Method == http.MethodPost && (r.URL.Path == "/events" || workerPath(r.URL.Path)) {
 			next.ServeHTTP(w, r)
 			return
 		}

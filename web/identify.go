@@ -89,24 +89,25 @@ func bearerToken(h string) (string, bool) {
 }
 
 // openPath reports the routes that need nobody signed in: webhooks (signed
-// by the VCS host), health checks, signing in and out, and static files.
+// by the VCS host), the worker protocol (its own bearer tokens), health
+// checks, signing in and out, and static files.
 func openPath(p string) bool {
 	switch p {
 	case "/events", "/healthz", "/readyz", "/login", "/logout", "/favicon.ico":
 		return true
 	}
-	return strings.HasPrefix(p, "/auth/oidc/") || strings.HasPrefix(p, "/assets/")
+	return strings.HasPrefix(p, "/auth/oidc/") || strings.HasPrefix(p, "/assets/") || workerPath(p)
 }
 
 // anonymousPath reports the open routes that never look at who is signed
-// in, so that webhooks, health checks and static files cost no database
-// read.
+// in, so that webhooks, the worker protocol (whose bearer tokens are no
+// API tokens), health checks and static files cost no database read.
 func anonymousPath(p string) bool {
 	switch p {
 	case "/events", "/healthz", "/readyz", "/favicon.ico":
 		return true
 	}
-	return strings.HasPrefix(p, "/assets/")
+	return strings.HasPrefix(p, "/assets/") || workerPath(p)
 }
 
 // gate lets through only signed-in users, except to the open routes:

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 
@@ -27,7 +28,7 @@ func (s *Server) handleJobPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	d := templates.JobPage{Meta: s.pageMeta(ctx), Job: job}
+	d := templates.JobPage{Meta: s.pageMeta(ctx), Job: job, Dispatch: s.jobDispatch(ctx, job.ID)}
 	switch r.URL.Query().Get("section") {
 	case "":
 	case "header":
@@ -54,4 +55,18 @@ func (s *Server) handleJobPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.renderPage(w, r, http.StatusOK, templates.Job(d))
+}
+
+// jobDispatch is job id's dispatch to a worker pool, which the job page
+// names; nil for a job the node runs itself (ENOTFOUND). A failure to
+// read it only leaves it out, as the freeze banner's does.
+func (s *Server) jobDispatch(ctx context.Context, id int64) *atoll.Dispatch {
+	d, err := s.DB.Dispatch(ctx, id)
+	if err != nil {
+		if atoll.ErrorCode(err) != atoll.ENOTFOUND {
+			s.Logger.Warn("read job dispatch", "job", id, "err", err)
+		}
+		return nil
+	}
+	return d
 }

@@ -66,6 +66,17 @@ func (s *Server) loadOverview(ctx context.Context, section string, d *templates.
 		if d.Running, err = s.DB.Jobs(ctx, atoll.JobFilter{State: atoll.JobRunning, Limit: overviewRows}); err == nil {
 			d.Queued, err = s.DB.Jobs(ctx, atoll.JobFilter{State: atoll.JobQueued, Limit: overviewRows})
 		}
+		if err == nil && s.WorkerAdmin != nil {
+			// The pools' queues: a failure only leaves them out.
+			if o, werr := s.WorkerAdmin.Workers(ctx); werr == nil {
+				d.WorkerQueues = o.Queued
+				if d.WorkerQueues == nil {
+					d.WorkerQueues = map[string]int{}
+				}
+			} else {
+				s.Logger.Warn("read worker pools", "err", werr)
+			}
+		}
 	case templates.SectionRuns:
 		d.Recent, err = s.DB.FinishedJobs(ctx, overviewRuns)
 	case templates.SectionLocks:

@@ -87,6 +87,17 @@ func routeMatrix(f *authFixture, t *testing.T) []matrixRoute {
 		{pattern: "GET /favicon.ico", path: "/favicon.ico", want: same(204)},
 		{pattern: "GET /assets/", path: "/assets/atoll.css", want: same(200)},
 		{pattern: "GET /", path: "/no/such/page", want: access{401, 404, 404, 404}},
+		// The worker protocol: its own bearer tokens, checked by the
+		// worker service, never a session or an API token. This server
+		// has no worker pools: 404 to everyone, nobody included.
+		{pattern: "POST /api/v1/workers/claim", path: "/api/v1/workers/claim", body: `{"worker":"w","pool":"p","protocol":1}`, want: same(404)},
+		{pattern: "POST /api/v1/workers/jobs/{id}/heartbeat", path: "/api/v1/workers/jobs/" + job + "/heartbeat", want: same(404)},
+		{pattern: "POST /api/v1/workers/jobs/{id}/logs", path: "/api/v1/workers/jobs/" + job + "/logs", body: `{"lines":[]}`, want: same(404)},
+		{pattern: "POST /api/v1/workers/jobs/{id}/applying", path: "/api/v1/workers/jobs/" + job + "/applying", want: same(404)},
+		{pattern: "GET /api/v1/workers/jobs/{id}/plan", path: "/api/v1/workers/jobs/" + job + "/plan", want: same(404)},
+		{pattern: "POST /api/v1/workers/jobs/{id}/result", path: "/api/v1/workers/jobs/" + job + "/result", body: `{"result":{}}`, want: same(404)},
+		{pattern: "GET /api/v1/workers/jobs/{id}/git/info/refs", path: "/api/v1/workers/jobs/" + job + "/git/info/refs?service=git-upload-pack", want: same(404)},
+		{pattern: "POST /api/v1/workers/jobs/{id}/git/git-upload-pack", path: "/api/v1/workers/jobs/" + job + "/git/git-upload-pack", body: "0000", want: same(404)},
 
 		// Pages and reads: any signed-in user.
 		{pattern: "GET /{$}", path: "/", want: reads},
@@ -118,6 +129,7 @@ func routeMatrix(f *authFixture, t *testing.T) []matrixRoute {
 		{pattern: "GET /api/v1/me", path: "/api/v1/me", want: reads},
 		{pattern: "GET /metrics", path: "/metrics", want: reads},
 		{pattern: "GET /admin", path: "/admin", want: adminOnly(200)},
+		{pattern: "GET /workers", path: "/workers", want: reads}, // no worker pools: the page says so
 
 		// Actions of an operator: plan, apply, comment, approve, reject,
 		// unlock.
@@ -144,6 +156,9 @@ func routeMatrix(f *authFixture, t *testing.T) []matrixRoute {
 		{pattern: "POST /admin/users/{id}/delete", path: "/admin/users/" + user + "/delete", okPath: "/admin/users/999999/delete", want: adminOnly(404)},
 		{pattern: "POST /admin/tokens", path: "/admin/tokens", body: "user=viewer-user&name=x", okBy: "user=nobody&name=x", want: adminOnly(404)},
 		{pattern: "POST /admin/tokens/{id}/revoke", path: "/admin/tokens/" + token + "/revoke", okPath: "/admin/tokens/999999/revoke", want: adminOnly(404)},
+		// Worker tokens: this server has no worker pools (404 past the gate).
+		{pattern: "POST /admin/worker-tokens", path: "/admin/worker-tokens", body: "name=eu&pool=eu", want: adminOnly(404)},
+		{pattern: "POST /admin/worker-tokens/{id}/revoke", path: "/admin/worker-tokens/1/revoke", want: adminOnly(404)},
 	}
 }
 

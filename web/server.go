@@ -69,6 +69,13 @@ type Server struct {
 	Cluster atoll.NodeService
 	// Changes tells the live pages what changed (nil: no live updates).
 	Changes atoll.ChangeService
+	// Workers serves the worker protocol, /api/v1/workers (nil: no worker
+	// pools; those routes answer 404).
+	Workers atoll.WorkerService
+	// WorkerAdmin is the worker pools' dashboard: the workers page, the
+	// worker tokens on the admin page, the queued counts of the overview
+	// (nil: no worker pools).
+	WorkerAdmin atoll.WorkerAdmin
 	// Now is the clock of the pages (nil: time.Now, in UTC); give it the
 	// database's clock (store.DB.Now) so pages and stored times agree.
 	Now func() time.Time
@@ -159,6 +166,7 @@ func (s *Server) Handler() http.Handler {
 	s.authRoutes(mux)
 	s.liveRoutes(mux)
 	s.profilingRoutes(mux)
+	s.workerRoutes(mux)
 	s.patterns = mux.patterns
 	return s.logRequests(s.markChanges(securityHeaders(s.forwardToActive(guardMutations(withFlash(s.identify(s.gate(mux.mux))))))))
 }
