@@ -157,6 +157,16 @@ type DispatchService struct {
 	ExpireDispatchFn       func(ctx context.Context, jobID int64, requeue bool) (*atoll.Dispatch, error)
 	CancelDispatchFn       func(ctx context.Context, jobID int64) error
 	DispatchesFn           func(ctx context.Context, states ...string) ([]*atoll.Dispatch, error)
+	AckDispatchLogsFn      func(ctx context.Context, jobID int64, jobTokenHash []byte, seq int64, lease time.Duration) error
+	PruneDispatchResultsFn func(ctx context.Context) error
+}
+
+func (d *DispatchService) AckDispatchLogs(ctx context.Context, jobID int64, jobTokenHash []byte, seq int64, lease time.Duration) error {
+	return d.AckDispatchLogsFn(ctx, jobID, jobTokenHash, seq, lease)
+}
+
+func (d *DispatchService) PruneDispatchResults(ctx context.Context) error {
+	return d.PruneDispatchResultsFn(ctx)
 }
 
 func (d *DispatchService) CreateWorkerToken(ctx context.Context, name, pool string, hash []byte, actor, source string) (*atoll.WorkerToken, error) {

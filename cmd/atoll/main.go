@@ -288,6 +288,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Server.Commands, m.Server.Unlocks = m.Runner, m.Runner
 	m.Dispatcher.Mirrors = m.Runner
 	m.Dispatcher.Start(ctx)
+	m.Server.Workers, m.Server.WorkerAdmin = m.Dispatcher, m.Dispatcher
 	m.Server.Logs, m.Server.Approvals = m.Runner.Hub, m.Runner.PlanApproval
 	if err := m.checkDefaultTerraform(ctx); err != nil {
 		return err
