@@ -158,8 +158,8 @@ func TestWorkersPlanAndApply(t *testing.T) {
 
 	e.open(1, "grow-staging", map[string]string{"staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
 	e.open(2, "grow-production", map[string]string{"production/main.tf": tfProject("production", 3)}, "production/main.tf")
-	mustContain(t, "plan on #1", e.waitComment(1, 1), "Plan: 1 to add", "atlantis apply -d staging")
-	mustContain(t, "plan on #2", e.waitComment(2, 1), "Plan: 2 to add", "atlantis apply -d production")
+	mustContain(t, "plan on #1", e.waitComment(1, 1), "Plan: 2 to add", "atlantis apply -d staging")
+	mustContain(t, "plan on #2", e.waitComment(2, 1), "Plan: 3 to add", "atlantis apply -d production")
 
 	workers := map[string]bool{}
 	for _, n := range []int{1, 2} {
@@ -185,7 +185,7 @@ func TestWorkersPlanAndApply(t *testing.T) {
 	t.Logf("plans ran on %v", workers)
 
 	e.comment(1, "atlantis apply -d staging")
-	mustContain(t, "apply on #1", e.waitComment(1, 2), "Apply complete! Resources: 1 added")
+	mustContain(t, "apply on #1", e.waitComment(1, 2), "Apply complete! Resources: 2 added")
 	applies := pullJobs(t, e, 1, atoll.JobApply)
 	if len(applies) != 1 || applies[0].State != atoll.JobSucceeded {
 		t.Fatalf("apply jobs: %+v", applies)
@@ -194,14 +194,14 @@ func TestWorkersPlanAndApply(t *testing.T) {
 
 	// A project atlantis.yaml sends to a pool with no worker waits, and
 	// the pull request's status says why; a worker of that pool runs it.
-	sha := e.open(3, "cpu-staging", map[string]string{
-		"atlantis.yaml":   "version: 3\nprojects:\n- dir: staging\n  execution_pool: cpu\n",
-		"staging/main.tf": tfProject("staging", 4),
-	}, "staging/main.tf")
-	e.waitStatus(sha, "atlantis/plan: staging/default", "pending", "Waiting for a worker in pool cpu.")
+	sha := e.open(3, "cpu-canary", map[string]string{
+		"atlantis.yaml":  "version: 3\nprojects:\n- dir: canary\n  execution_pool: cpu\n",
+		"canary/main.tf": tfProject("canary", 4),
+	}, "canary/main.tf")
+	e.waitStatus(sha, "atlantis/plan: canary/default", "pending", "Waiting for a worker in pool cpu.")
 	cpuToken, cpuSecret := workerToken(t, e.m, "cpu")
 	w3 := startWorker(t, "w3", "cpu", cpuToken, e.m.URL)
-	mustContain(t, "plan on #3", e.waitComment(3, 1), "Plan: 3 to add")
+	mustContain(t, "plan on #3", e.waitComment(3, 1), "Plan: 4 to add")
 	jobs := pullJobs(t, e, 3, atoll.JobPlan)
 	if d := dispatchOf(t, e, jobs[0].ID, "cpu dispatch", func(d *atoll.Dispatch) bool { return d.State == atoll.DispatchDone }); d.Worker != "w3" {
 		t.Fatalf("the cpu project ran on %q", d.Worker)
@@ -235,7 +235,7 @@ func TestWorkerKilledMidPlanAndMidApply(t *testing.T) {
 	})
 	first := dispatchOf(t, e, job.ID, "the plan claimed", func(d *atoll.Dispatch) bool { return d.State == atoll.DispatchClaimed })
 	procs[first.Worker].kill()
-	mustContain(t, "plan after the kill", e.waitComment(1, 1), "Plan: 1 to add")
+	mustContain(t, "plan after the kill", e.waitComment(1, 1), "Plan: 2 to add")
 	d := dispatchOf(t, e, job.ID, "the plan's second attempt", func(d *atoll.Dispatch) bool { return d.State == atoll.DispatchDone })
 	if d.Attempt != 2 || d.Worker == first.Worker {
 		t.Fatalf("after the kill: %+v (first %s)", d, first.Worker)
@@ -291,7 +291,7 @@ func TestStoppedWorkerLateReportRefused(t *testing.T) {
 	if err := stopped.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, "the other worker's plan", e.waitComment(1, 1), "Plan: 1 to add")
+	mustContain(t, "the other worker's plan", e.waitComment(1, 1), "Plan: 2 to add")
 	if err := stopped.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
