@@ -28,7 +28,7 @@ type workerProc struct {
 	dataDir string
 	cmd     *exec.Cmd
 	out     *lockedBuffer
-	done    chan error
+	done    chan struct{} // closed once the process exited
 }
 
 // workerToken makes a worker token of pool and writes its secret to a
@@ -49,7 +49,7 @@ func workerToken(t *testing.T, m *main.Main, pool string) (file, secret string) 
 // startWorker starts an `atoll worker` of pool against servers.
 func startWorker(t *testing.T, name, pool, tokenFile string, servers ...string) *workerProc {
 	t.Helper()
-	w := &workerProc{name: name, dataDir: t.TempDir(), out: &lockedBuffer{}, done: make(chan error, 1)}
+	w := &workerProc{name: name, dataDir: t.TempDir(), out: &lockedBuffer{}, done: make(chan struct{})}
 	w.cmd = exec.Command(atollBinary(t), "worker", "--server", strings.Join(servers, ","), "--token-file", tokenFile,
 		"--pool", pool, "--name", name, "--data-dir", w.dataDir, "--terraform-bin", terraformBin(t), "--log-level", "debug")
 	w.cmd.Env = append(os.Environ(), "ATOLL_TEST_WORKER_SECRET_MARKER=1")
@@ -57,7 +57,7 @@ func startWorker(t *testing.T, name, pool, tokenFile string, servers ...string) 
 	if err := w.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { w.done <- w.cmd.Wait() }()
+	go func() { w.cmd.Wait(); close(w.done) }()
 	t.Cleanup(func() {
 		w.cmd.Process.Signal(syscall.SIGCONT)
 		w.cmd.Process.Kill()
@@ -296,8 +296,13 @@ func TestStoppedWorkerLateReportRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "the resumed worker told its claim is gone", func() bool {
-		return strings.Contains(stopped.out.String(), "hold") || strings.Contains(stopped.out.String(), "lease")
+		return strings.Contains(stopped.out.String(), "job abandoned")
 	})
+	for _, l := range strings.Split(stopped.out.String(), "\n") {
+		if strings.Contains(l, "abandon") || strings.Contains(l, "hold") {
+			t.Logf("the resumed worker: %s", l)
+		}
+	}
 	time.Sleep(2 * time.Second) // anything it still sent would land now
 	if n := len(e.gh.pullComments(1)); n != 1 {
 		t.Fatalf("%d comments: the late worker's report reached the pull request", n)
