@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -309,5 +310,76 @@ func TestStoppedWorkerLateReportRefused(t *testing.T) {
 	}
 	if d := dispatchOf(t, e, job.ID, "done", func(d *atoll.Dispatch) bool { return d.State == atoll.DispatchDone }); d.Worker == first.Worker {
 		t.Fatalf("the stopped worker's result was taken: %+v", d)
+	}
+}
+
+// The active node is killed (-9) while a worker applies, with a replica
+// configured: the worker's Terraform goes on, it reports to the standby
+// once that one took over, and the apply completes once, recorded by the
+// new active, with exactly one outcome on the pull request.
+func TestFailoverWhileWorkerApplies(t *testing.T) {
+	c := newHACluster(t, "s3", map[string]string{"staging/main.tf": tfProject("staging", 1)})
+	c.ExtraArgs = []string{"--repo-config-json", workersRepoConfig(t, "gpu", "slow"), "--worker-lease", "15s"}
+	nodes := map[string]*haNode{"a": startNode(t, c, "a")}
+	active := waitActive(t, 30*time.Second, nodes["a"])
+	nodes["b"] = startNode(t, c, "b")
+	waitStandbyOf(t, 10*time.Second, nodes["b"], active)
+
+	// The token is made as an operator's script would: the admin route.
+	form := strings.NewReader("name=ci&pool=gpu")
+	req, _ := http.NewRequest(http.MethodPost, active.URL+"/admin/worker-tokens", form)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	resp, err := haClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var made struct{ Token string }
+	json.NewDecoder(resp.Body).Decode(&made)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || made.Token == "" {
+		t.Fatalf("create worker token: %d", resp.StatusCode)
+	}
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tokenFile, []byte(made.Token), 0o600)
+	w := startWorker(t, "w1", "gpu", tokenFile, nodes["a"].URL, nodes["b"].URL)
+
+	opened, _ := c.openPull(t, 1, "grow", map[string]string{"staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
+	mustSend(t, active.URL, opened)
+	eventually(t, 90*time.Second, "the plan comment", func() bool { return len(c.GH.pullComments(1)) == 1 })
+	mustContain(t, "plan", c.GH.pullComments(1)[0], "Plan: 2 to add")
+
+	mustSend(t, active.URL, c.commentDelivery(t, 1, "atlantis apply"))
+	// The worker has the apply, which sleeps 5 s in its first step after
+	// the server let it start: kill the active node then.
+	eventually(t, 60*time.Second, "the worker applying", func() bool {
+		return strings.Count(w.out.String(), `"job claimed"`) == 2
+	})
+	time.Sleep(1500 * time.Millisecond)
+	standby := nodes["b"]
+	if active.ID == "b" {
+		standby = nodes["a"]
+	}
+	killedAt := time.Now()
+	active.kill9(t)
+	next := waitActive(t, takeoverBound, standby)
+	t.Logf("%s killed, %s active in %v", active.ID, next.ID, time.Since(killedAt).Round(time.Millisecond))
+
+	eventually(t, 90*time.Second, "the apply's outcome", func() bool { return len(c.GH.pullComments(1)) >= 2 })
+	time.Sleep(2 * time.Second) // a second outcome would land now
+	comments := c.GH.pullComments(1)
+	if len(comments) != 2 {
+		t.Fatalf("%d comments after the failover:\n%s", len(comments), strings.Join(comments, "\n---\n"))
+	}
+	mustContain(t, "the apply's outcome", comments[1], "Apply complete! Resources: 2 added")
+	var jobs []atoll.Job
+	if _, err := getJSONFrom(next.URL+"/api/v1/jobs?repo=acme/infra&pull=1&kind=apply", &jobs); err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 1 || jobs[0].State != atoll.JobSucceeded {
+		t.Fatalf("apply jobs on the new active: %+v", jobs)
+	}
+	if n := strings.Count(w.out.String(), `"job done"`); n != 2 {
+		t.Fatalf("the worker finished %d jobs, want the plan and one apply:\n%s", n, w.out.String())
 	}
 }
