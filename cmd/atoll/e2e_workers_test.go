@@ -212,6 +212,33 @@ func TestWorkersPlanAndApply(t *testing.T) {
 	for _, w := range []*workerProc{w1, w2, w3} {
 		noSecretsOnDisk(t, w.dataDir, "gh-test-token", secret, cpuSecret, "atj_")
 	}
+
+	// Revoking the cpu pool's token from the admin page's service stops
+	// its worker while it waits in a claim: it exits, saying why.
+	toks, err := e.m.DB.WorkerTokens(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range toks {
+		if tok.Pool == "cpu" {
+			if err := e.m.Dispatcher.RevokeWorkerToken(context.Background(), tok.ID, "admin", "test"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	select {
+	case <-w3.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker of a revoked token goes on polling")
+	}
+	if code := w3.cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(w3.out.String(), "revoked") {
+		t.Fatalf("worker of a revoked token: exit %d:\n%s", code, w3.out.String())
+	}
+	select {
+	case <-w1.done:
+		t.Fatal("a worker of another token stopped")
+	default:
+	}
 }
 
 // A worker killed mid-plan loses its claim when its lease runs out: the
