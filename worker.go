@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"regexp"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Execution pools: where a job's Terraform runs. A job of PoolLocal runs
@@ -24,6 +26,22 @@ var poolName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 // lower-case letters, digits and '-', starting and ending with a letter or
 // digit. The one rule for repos config, worker tokens and workers.
 func ValidPool(name string) bool { return name == PoolLocal || poolName.MatchString(name) }
+
+// CheckWorkerToken is the rule for a new worker token's name and pool:
+// EINVALID, saying what to fix. The one owner of it (the store applies it).
+func CheckWorkerToken(name, pool string) error {
+	switch {
+	case strings.TrimSpace(name) == "" || utf8.RuneCountInString(name) > 100:
+		return Errorf(EINVALID, "Name the worker token (1 to 100 characters), e.g. after the machines that use it.")
+	case pool == "":
+		return Errorf(EINVALID, "Name the pool whose workers use the token.")
+	case pool == PoolLocal:
+		return Errorf(EINVALID, "The pool %q is the active node's own: choose another pool.", PoolLocal)
+	case !ValidPool(pool):
+		return Errorf(EINVALID, "Pool %q is not a pool name: 1 to 63 lower-case letters, digits and '-', starting and ending with a letter or digit.", pool)
+	}
+	return nil
+}
 
 // WorkerProtocol is the version of the worker protocol this build speaks.
 // A worker that speaks another is refused at its claim, with both numbers.

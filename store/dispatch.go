@@ -22,11 +22,8 @@ import (
 // CreateWorkerToken stores a new worker token (see atoll.DispatchService).
 func (db *DB) CreateWorkerToken(ctx context.Context, name, pool string, hash []byte, actor, source string) (*atoll.WorkerToken, error) {
 	name = strings.TrimSpace(name)
-	if name == "" || len(name) > 100 {
-		return nil, atoll.Errorf(atoll.EINVALID, "A worker token needs a name of 1 to 100 characters.")
-	}
-	if pool == atoll.PoolLocal || !atoll.ValidPool(pool) {
-		return nil, atoll.Errorf(atoll.EINVALID, "Pool %q is not a worker pool name: lower-case letters, digits and '-', at most 63, and not %q (the active node's own).", pool, atoll.PoolLocal)
+	if err := atoll.CheckWorkerToken(name, pool); err != nil {
+		return nil, err
 	}
 	var t *atoll.WorkerToken
 	err := db.Update(ctx, func(tx *Tx) error {

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/templates"
@@ -20,19 +19,8 @@ func (s *Server) handleCreateWorkerToken(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	name, pool := strings.TrimSpace(r.PostFormValue("name")), strings.TrimSpace(r.PostFormValue("pool"))
-	var err error
-	switch {
-	case name == "" || utf8.RuneCountInString(name) > 100:
-		err = atoll.Errorf(atoll.EINVALID, "Name the worker token (1 to 100 characters), e.g. after the machines that use it.")
-	case pool == "":
-		err = atoll.Errorf(atoll.EINVALID, "Name the pool whose workers use the token.")
-	case pool == atoll.PoolLocal:
-		err = atoll.Errorf(atoll.EINVALID, "The pool %q is the active node's own: choose another pool.", atoll.PoolLocal)
-	}
-	if err != nil {
-		s.failed(w, r, "/admin", err)
-		return
-	}
+	// The store holds the rule (atoll.CheckWorkerToken) and says what to
+	// fix.
 	me := atoll.UserFromContext(r.Context())
 	t, secret, err := s.WorkerAdmin.CreateWorkerToken(r.Context(), name, pool, me.Name, source(r))
 	if err != nil {

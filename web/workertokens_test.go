@@ -27,8 +27,9 @@ func newWorkerAdminFixture(t *testing.T) *workerAdminFixture {
 	wf.wa = &mock.WorkerAdmin{
 		WorkersFn: func(context.Context) (*atoll.WorkerOverview, error) { return workerOverview(), nil },
 		CreateWorkerTokenFn: func(_ context.Context, name, pool, actor, source string) (*atoll.WorkerToken, string, error) {
-			if pool == "Bad Pool" {
-				return nil, "", atoll.Errorf(atoll.EINVALID, "A pool's name is lower-case letters, digits and dashes.")
+			// As the store: it applies the rule.
+			if err := atoll.CheckWorkerToken(name, pool); err != nil {
+				return nil, "", err
 			}
 			wf.created = append(wf.created, name+" "+pool+" "+actor)
 			return &atoll.WorkerToken{ID: 9, Name: name, Pool: pool, CreatedBy: actor}, workerSecret, nil
@@ -113,7 +114,7 @@ func TestAdminWorkerTokens(t *testing.T) {
 		"name=&pool=eu":         "Name the worker token",
 		"name=x&pool=":          "Name the pool",
 		"name=x&pool=local":     "the active node",
-		"name=x&pool=Bad+Pool":  "A pool&#39;s name is lower-case",
+		"name=x&pool=Bad+Pool":  "is not a pool name",
 		"name=x&name=y&pool=eu": "given 2 times",
 		"name=" + strings.Repeat("n", 101) + "&pool=eu": "Name the worker token",
 	} {
