@@ -224,6 +224,10 @@ func sha256Hex(b []byte) string {
 func (d *Dispatcher) run(ctx context.Context, pool string, spec executor.Spec, events executor.Events) (executor.Result, error) {
 	w := &waiter{jobID: spec.Job.ID, pool: pool, plan: spec.Plan, events: events, done: make(chan struct{})}
 	spec.Plan = nil
+	// This node's credential helper grant (its socket and nonce) means
+	// nothing elsewhere, and is not to be stored or sent: a worker gets
+	// its checkouts through the job's token.
+	spec.Terraform.RunEnv = nil
 	w.spec = spec
 	raw, err := json.Marshal(spec)
 	if err != nil {

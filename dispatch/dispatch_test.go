@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -168,6 +169,7 @@ func wait(t *testing.T, ch <-chan run) run {
 func TestPlanThroughWorker(t *testing.T) {
 	f := newFixture(t, 5*time.Second)
 	spec := f.job(atoll.JobPlan)
+	spec.Terraform.RunEnv = []string{"ATOLL_CREDENTIAL_NONCE=secret-nonce"}
 	ev := &events{}
 	done := f.start(t.Context(), spec, ev)
 	a := f.claim(5 * time.Second)
@@ -177,6 +179,9 @@ func TestPlanThroughWorker(t *testing.T) {
 	var got executor.Spec
 	if err := json.Unmarshal(a.Spec, &got); err != nil || got.Job.ID != spec.Job.ID || got.Job.Spec.Pool != "gpu" {
 		t.Fatalf("spec %+v, %v", got, err)
+	}
+	if len(got.Terraform.RunEnv) != 0 || strings.Contains(string(a.Spec), "NONCE") {
+		t.Fatalf("the server's credential grant reached the worker: %s", a.Spec)
 	}
 	ctx := context.Background()
 	lines := []atoll.WorkerLogLine{{Seq: 1, Stream: "stdout", Text: "one"}, {Seq: 2, Stream: "weird", Text: "two"}}
