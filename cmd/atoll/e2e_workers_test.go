@@ -116,6 +116,20 @@ func pullJobs(t *testing.T, e *e2e, number int, kind string) []atoll.Job {
 	return jobs
 }
 
+// onlyJob waits for pull request number's job of kind, the only one.
+func onlyJob(t *testing.T, e *e2e, number int, kind string) atoll.Job {
+	t.Helper()
+	var job atoll.Job
+	eventually(t, 30*time.Second, "the "+kind+" job", func() bool {
+		jobs := pullJobs(t, e, number, kind)
+		if len(jobs) == 1 {
+			job = jobs[0]
+		}
+		return len(jobs) == 1
+	})
+	return job
+}
+
 // dispatchOf waits for job id's dispatch to satisfy cond.
 func dispatchOf(t *testing.T, e *e2e, jobID int64, what string, cond func(*atoll.Dispatch) bool) *atoll.Dispatch {
 	t.Helper()
@@ -253,14 +267,7 @@ func TestWorkerKilledMidPlanAndMidApply(t *testing.T) {
 		procs[n] = startWorker(t, n, "gpu", tokenFile, e.m.URL)
 	}
 	e.open(1, "grow", map[string]string{"staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
-	var job atoll.Job
-	eventually(t, 30*time.Second, "the plan job", func() bool {
-		jobs := pullJobs(t, e, 1, atoll.JobPlan)
-		if len(jobs) == 1 {
-			job = jobs[0]
-		}
-		return len(jobs) == 1
-	})
+	job := onlyJob(t, e, 1, atoll.JobPlan)
 	first := dispatchOf(t, e, job.ID, "the plan claimed", func(d *atoll.Dispatch) bool { return d.State == atoll.DispatchClaimed })
 	procs[first.Worker].kill()
 	mustContain(t, "plan after the kill", e.waitComment(1, 1), "Plan: 2 to add")
@@ -273,14 +280,7 @@ func TestWorkerKilledMidPlanAndMidApply(t *testing.T) {
 	}
 
 	e.comment(1, "atlantis apply")
-	var apply atoll.Job
-	eventually(t, 30*time.Second, "the apply job", func() bool {
-		jobs := pullJobs(t, e, 1, atoll.JobApply)
-		if len(jobs) == 1 {
-			apply = jobs[0]
-		}
-		return len(jobs) == 1
-	})
+	apply := onlyJob(t, e, 1, atoll.JobApply)
 	started := dispatchOf(t, e, apply.ID, "the apply started", func(d *atoll.Dispatch) bool { return d.State == atoll.DispatchClaimed && d.Applying })
 	procs[started.Worker].kill()
 	reply := e.waitComment(1, 2)
@@ -306,14 +306,7 @@ func TestStoppedWorkerLateReportRefused(t *testing.T) {
 		procs[n] = startWorker(t, n, "gpu", tokenFile, e.m.URL)
 	}
 	e.open(1, "grow", map[string]string{"staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
-	var job atoll.Job
-	eventually(t, 30*time.Second, "the plan job", func() bool {
-		jobs := pullJobs(t, e, 1, atoll.JobPlan)
-		if len(jobs) == 1 {
-			job = jobs[0]
-		}
-		return len(jobs) == 1
-	})
+	job := onlyJob(t, e, 1, atoll.JobPlan)
 	first := dispatchOf(t, e, job.ID, "the plan claimed", func(d *atoll.Dispatch) bool { return d.State == atoll.DispatchClaimed })
 	stopped := procs[first.Worker]
 	if err := stopped.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
