@@ -100,8 +100,7 @@ func (d *Dispatcher) Heartbeat(ctx context.Context, jobID int64, jobToken string
 
 // Logs stores a batch of the job's lines, skipping those already stored.
 func (d *Dispatcher) Logs(ctx context.Context, jobID int64, jobToken string, lines []atoll.WorkerLogLine) error {
-	disp, err := d.held(ctx, jobID, jobToken)
-	if err != nil {
+	if _, err := d.held(ctx, jobID, jobToken); err != nil {
 		return err
 	}
 	w, err := d.waiter(jobID)
@@ -110,8 +109,9 @@ func (d *Dispatcher) Logs(ctx context.Context, jobID int64, jobToken string, lin
 	}
 	w.logMu.Lock()
 	defer w.logMu.Unlock()
-	// Read again under the lock: a batch before this one moved it on.
-	if disp, err = d.Store.Dispatch(ctx, jobID); err != nil {
+	// Read under the lock: a batch before this one moved it on.
+	disp, err := d.Store.Dispatch(ctx, jobID)
+	if err != nil {
 		return err
 	}
 	last := disp.LogAcked
