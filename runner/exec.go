@@ -36,7 +36,20 @@ func (r *Runner) executorFor(j *atoll.Job) executor.Executor {
 	if r.Pools == nil {
 		return noPools{}
 	}
-	return r.Pools.Executor(j.Spec.Pool)
+	return parked{r.Pools.Executor(j.Spec.Pool), &r.sched}
+}
+
+// parked runs a worker pool's job with its request's slot lent to the
+// scheduler meanwhile (scheduler.park).
+type parked struct {
+	executor.Executor
+	sched *scheduler
+}
+
+func (p parked) Run(ctx context.Context, spec executor.Spec, events executor.Events) (executor.Result, error) {
+	unpark := p.sched.park()
+	defer unpark()
+	return p.Executor.Run(ctx, spec, events)
 }
 
 // remote reports whether j runs in a worker pool.

@@ -156,11 +156,31 @@ func (s *scheduler) stopping() bool {
 	}
 }
 
-func (s *scheduler) work() {
+func (s *scheduler) work() { s.workUntil(nil) }
+
+// park lends the slot of a request whose job waits on a worker pool (for
+// a worker, then for its result): one more worker claims requests until
+// unpark, so that jobs on pools do not hold --parallelism, and a pool
+// with no worker does not stop the other repositories' work. The
+// borrowed worker ends after the request it holds at unpark.
+func (s *scheduler) park() (unpark func()) {
+	if s.stop == nil {
+		return func() {} // not started: a test's runner
+	}
+	done := make(chan struct{})
+	s.workers.Add(1)
+	go s.workUntil(done)
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }
+}
+
+// workUntil claims and runs requests until the work stops or done (nil:
+// never) is closed.
+func (s *scheduler) workUntil(done <-chan struct{}) {
 	defer s.workers.Done()
 	poll := time.NewTicker(time.Second)
 	defer poll.Stop()
-	for !s.stopping() {
+	for !s.stopping() && !closed(done) {
 		s.yieldToIntake()
 		if s.orphans.Load() {
 			s.requeueOrphans()
@@ -174,6 +194,7 @@ func (s *scheduler) work() {
 			case <-s.wake:
 			case <-poll.C:
 			case <-s.stop:
+			case <-done:
 			}
 			continue
 		}
@@ -270,4 +291,14 @@ func (s *scheduler) runOrdered(ctx context.Context, jobs []*atoll.Job, outcomes 
 // the runner follows again.
 func runnable(j *atoll.Job) bool {
 	return j.State == atoll.JobQueued || j.State == atoll.JobRunning
+}
+
+// closed reports whether ch is closed (a nil ch never is).
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

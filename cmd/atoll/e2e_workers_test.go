@@ -403,3 +403,28 @@ func TestFailoverWhileWorkerApplies(t *testing.T) {
 		t.Fatalf("the worker finished %d jobs, want the plan and one apply:\n%s", n, w.out.String())
 	}
 }
+
+// A job waiting on a pool lends its request's slot: with --parallelism 1,
+// a pool with no worker does not stop a local project's plan.
+func TestPoolWaitDoesNotHoldParallelism(t *testing.T) {
+	e := newE2EWith(t, map[string]string{
+		"staging/main.tf":    tfProject("staging", 1),
+		"production/main.tf": tfProject("production", 1),
+	}, func(c *main.Config) {
+		c.RepoConfigJSON = workersRepoConfig(t, "gpu", "")
+		c.Parallelism = 1
+	})
+	sha := e.open(1, "gpu-staging", map[string]string{"staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
+	e.waitStatus(sha, "atlantis/plan: staging/default", "pending", "Waiting for a worker in pool gpu.")
+	e.open(2, "local-production", map[string]string{
+		"atlantis.yaml":      "version: 3\nprojects:\n- dir: production\n  execution_pool: local\n",
+		"production/main.tf": tfProject("production", 3),
+	}, "production/main.tf")
+	mustContain(t, "the local plan", e.waitComment(2, 1), "Plan: 3 to add")
+	if n := len(e.gh.pullComments(1)); n != 0 {
+		t.Fatalf("the waiting pull request has %d comments", n)
+	}
+	tokenFile, _ := workerToken(t, e.m, "gpu")
+	startWorker(t, "w1", "gpu", tokenFile, e.m.URL)
+	mustContain(t, "the pool's plan", e.waitComment(1, 1), "Plan: 2 to add")
+}
