@@ -36,7 +36,8 @@ import (
 // which also holds the runner's intake before the dispatch exists.
 func BenchmarkWorkerClaimLatency(b *testing.B) {
 	testEnv(b)
-	n := b.N + 1 // pull 0 warms the worker up and is not measured
+	terraformBin(b) // skips without Terraform
+	n := b.N + 1    // pull 0 warms the worker up and is not measured
 	files := map[string]string{}
 	for i := 0; i < n; i++ {
 		files[fmt.Sprintf("p%d/main.tf", i)] = tfProject("p", 1)
@@ -125,6 +126,7 @@ const stampScript = `for i in $(seq 40); do date +%s%N; sleep 0.05; done`
 // time − the line's timestamp, over every stamped line of b.N jobs.
 func BenchmarkWorkerLogToBrowser(b *testing.B) {
 	testEnv(b)
+	terraformBin(b) // skips without Terraform
 	files := map[string]string{}
 	for i := 0; i < b.N; i++ {
 		files[fmt.Sprintf("p%d/main.tf", i)] = tfProject("p", 1)
@@ -226,6 +228,7 @@ func benchPlans(b testing.TB) int {
 // webhook to the last comment, from /proc/PID/stat, divided by the plans.
 func BenchmarkWorkerPoolPlans(b *testing.B) {
 	testEnv(b)
+	terraformBin(b) // skips without Terraform
 	for iter := 0; iter < b.N; iter++ {
 		local := poolRun(b, false)
 		workers := poolRun(b, true)
