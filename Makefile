@@ -87,6 +87,9 @@ bench: $(TERRAFORM)
 	$(GO) test -run '^$$' -bench 'JobLogDownload|ChangesFanOut' -benchtime 5x ./web
 	$(GO) test -run '^$$' -bench JobLogFanOut -benchtime 1x ./web
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench Failover -benchtime 50x -timeout 60m ./cmd/atoll
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench WorkerClaimLatency -benchtime 50x -timeout 30m ./cmd/atoll
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench WorkerLogToBrowser -benchtime 5x -timeout 30m ./cmd/atoll
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench WorkerPoolPlans -benchtime 1x -timeout 30m ./cmd/atoll
 
 generate:
 	$(GO) tool templ generate

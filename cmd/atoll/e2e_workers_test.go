@@ -34,7 +34,7 @@ type workerProc struct {
 
 // workerToken makes a worker token of pool and writes its secret to a
 // file, returning the file and the secret.
-func workerToken(t *testing.T, m *main.Main, pool string) (file, secret string) {
+func workerToken(t testing.TB, m *main.Main, pool string) (file, secret string) {
 	t.Helper()
 	_, secret, err := m.Dispatcher.CreateWorkerToken(context.Background(), "test-"+pool, pool, "admin", "test")
 	if err != nil {
@@ -48,7 +48,7 @@ func workerToken(t *testing.T, m *main.Main, pool string) (file, secret string) 
 }
 
 // startWorker starts an `atoll worker` of pool against servers.
-func startWorker(t *testing.T, name, pool, tokenFile string, servers ...string) *workerProc {
+func startWorker(t testing.TB, name, pool, tokenFile string, servers ...string) *workerProc {
 	t.Helper()
 	w := &workerProc{name: name, dataDir: t.TempDir(), out: &lockedBuffer{}, done: make(chan struct{})}
 	w.cmd = exec.Command(atollBinary(t), "worker", "--server", strings.Join(servers, ","), "--token-file", tokenFile,
@@ -79,7 +79,7 @@ func (w *workerProc) kill() {
 // workersRepoConfig routes every repository to pool, lets atlantis.yaml
 // choose a project's pool, and defines workflows whose steps sleep, so a
 // test can act while a job runs on its worker.
-func workersRepoConfig(t *testing.T, pool string, workflow string) string {
+func workersRepoConfig(t testing.TB, pool string, workflow string) string {
 	repo := map[string]any{"id": "/.*/", "execution_pool": pool, "allowed_overrides": []string{"execution_pool", "workflow"}, "allowed_workflows": []string{"slow"}}
 	if workflow != "" {
 		repo["workflow"] = workflow
