@@ -28,6 +28,9 @@ func (s *Server) handleWorkerClaim(w http.ResponseWriter, r *http.Request, secre
 	liftDeadlines(w, time.Now().Add(wait+time.Minute))
 	a, err := s.Workers.Claim(r.Context(), secret, hello, wait)
 	if err != nil {
+		if r.Context().Err() != nil {
+			return // the worker left (a stop, a scale-down): nothing to answer
+		}
 		s.error(w, r, err)
 		return
 	}
