@@ -76,11 +76,11 @@ func (w *workerProc) kill() {
 	<-w.done
 }
 
-// workersRepoConfig routes every repository to pool, lets atlantis.yaml
+// workersRepoConfig routes the repository (by its id) to pool, lets atlantis.yaml
 // choose a project's pool, and defines workflows whose steps sleep, so a
 // test can act while a job runs on its worker.
 func workersRepoConfig(t testing.TB, pool string, workflow string) string {
-	repo := map[string]any{"id": "/.*/", "execution_pool": pool, "allowed_overrides": []string{"execution_pool", "workflow"}, "allowed_workflows": []string{"slow"}}
+	repo := map[string]any{"id": "github.com/acme/infra", "execution_pool": pool, "allowed_overrides": []string{"execution_pool", "workflow"}, "allowed_workflows": []string{"slow"}}
 	if workflow != "" {
 		repo["workflow"] = workflow
 	}
