@@ -102,6 +102,10 @@ type Dispatch struct {
 	// worker downloads.
 	Spec       json.RawMessage `json:"-"`
 	PlanSHA256 string          `json:"plan_sha256,omitempty"`
+	// ClaimHash, when set, pins the dispatch to the one claimant that
+	// holds the secret it hashes (a process started for this job alone):
+	// the pool's workers never claim it.
+	ClaimHash []byte `json:"-"`
 	// Result is the worker's report (a WorkerResult, JSON) once done.
 	Result     json.RawMessage `json:"-"`
 	CreatedAt  time.Time       `json:"created_at"`
@@ -150,6 +154,10 @@ type DispatchService interface {
 	// worker (token, name) under a lease, with the job token hash; nil
 	// when none is queued.
 	ClaimDispatch(ctx context.Context, pool string, tokenID int64, worker string, jobTokenHash []byte, lease time.Duration) (*Dispatch, error)
+	// ClaimPinnedDispatch gives the queued dispatch pinned to claimHash
+	// to the worker (as ClaimDispatch); the pinning secret is spent.
+	// EUNAUTHORIZED when no queued dispatch is pinned to it.
+	ClaimPinnedDispatch(ctx context.Context, claimHash []byte, worker string, jobTokenHash []byte, lease time.Duration) (*Dispatch, error)
 	// RenewDispatch extends the lease of job id's claim held under
 	// jobTokenHash. ECONFLICT once the claim is not held (lost, canceled,
 	// done, its lease run out or its worker token revoked).

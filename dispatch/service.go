@@ -18,17 +18,16 @@ import (
 // Claim waits up to wait for a job of the worker's pool.
 func (d *Dispatcher) Claim(ctx context.Context, secret string, hello atoll.WorkerHello, wait time.Duration) (*atoll.WorkerAssignment, error) {
 	tok, err := d.Store.WorkerTokenByHash(ctx, hash(secret))
-	if err != nil {
+	if atoll.ErrorCode(err) == atoll.EUNAUTHORIZED && strings.HasPrefix(secret, pinnedPrefix) {
+		return d.claimPinned(ctx, secret, hello)
+	} else if err != nil {
 		return nil, err
 	}
-	if hello.Protocol != atoll.WorkerProtocol {
-		return nil, atoll.Errorf(atoll.EINVALID, "This worker speaks protocol %d and this server (Atoll %s) speaks %d: run the worker of the server's version.", hello.Protocol, d.Version, atoll.WorkerProtocol)
+	if err := d.checkHello(hello); err != nil {
+		return nil, err
 	}
 	if hello.Pool != tok.Pool {
 		return nil, atoll.Errorf(atoll.EFORBIDDEN, "This worker token is for pool %q, not %q.", tok.Pool, hello.Pool)
-	}
-	if hello.Worker == "" || len(hello.Worker) > 253 || strings.ContainsAny(hello.Worker, " \t\r\n") {
-		return nil, atoll.Errorf(atoll.EINVALID, "A worker needs a name (1 to 253 characters, no spaces).")
 	}
 	d.see(tok, hello.Worker, hello.Version)
 	if err := d.Store.SeeWorker(ctx, tok.ID, hello.Worker, hello.Version); err != nil {
@@ -47,16 +46,8 @@ func (d *Dispatcher) Claim(ctx context.Context, secret string, hello atoll.Worke
 			return nil, err
 		}
 		if disp != nil {
-			d.logger().Info("job claimed", "job", disp.JobID, "worker", hello.Worker, "pool", tok.Pool, "attempt", disp.Attempt)
-			if w, err := d.waiter(disp.JobID); err == nil {
-				// Before any line of the worker's: it has not the job yet.
-				w.events.Write(atoll.StreamAtoll, fmt.Sprintf("Running on worker %s (pool %s, attempt %d).", hello.Worker, tok.Pool, disp.Attempt))
-				if w.waited.Load() {
-					w.events.Waiting(context.WithoutCancel(ctx), fmt.Sprintf("Running on worker %s.", hello.Worker))
-				}
-			}
-			return &atoll.WorkerAssignment{JobID: disp.JobID, JobToken: token, LeaseSeconds: int(d.lease() / time.Second),
-				Attempt: disp.Attempt, Spec: disp.Spec, PlanSHA256: disp.PlanSHA256}, nil
+			d.claimed(disp, hello.Worker)
+			return d.assignment(disp, token), nil
 		}
 		select {
 		case <-ctx.Done():
@@ -70,6 +61,69 @@ func (d *Dispatcher) Claim(ctx context.Context, secret string, hello atoll.Worke
 			}
 		}
 	}
+}
+
+// checkHello refuses a claim of another protocol or without a usable name.
+func (d *Dispatcher) checkHello(hello atoll.WorkerHello) error {
+	if hello.Protocol != atoll.WorkerProtocol {
+		return atoll.Errorf(atoll.EINVALID, "This worker speaks protocol %d and this server (Atoll %s) speaks %d: run the worker of the server's version.", hello.Protocol, d.Version, atoll.WorkerProtocol)
+	}
+	if hello.Worker == "" || len(hello.Worker) > 253 || strings.ContainsAny(hello.Worker, " \t\r\n") {
+		return atoll.Errorf(atoll.EINVALID, "A worker needs a name (1 to 253 characters, no spaces).")
+	}
+	return nil
+}
+
+// pinnedPrefix starts the one-time secrets that pin a dispatch to the
+// process started for it.
+const pinnedPrefix = "atp_"
+
+// PinnedSecret is a new one-time secret and the hash a dispatch pinned to
+// it stores (atoll.Dispatch.ClaimHash): the process given the secret (a
+// Kubernetes Job's pod) claims that job, and no worker of the pool does.
+func PinnedSecret() (secret string, claimHash []byte) {
+	secret = newSecret(pinnedPrefix)
+	return secret, hash(secret)
+}
+
+// claimPinned claims the dispatch pinned to secret, at once: it was
+// queued before its claimant was started.
+func (d *Dispatcher) claimPinned(ctx context.Context, secret string, hello atoll.WorkerHello) (*atoll.WorkerAssignment, error) {
+	if err := d.checkHello(hello); err != nil {
+		return nil, err
+	}
+	token := newSecret("atj_")
+	disp, err := d.Store.ClaimPinnedDispatch(ctx, hash(secret), hello.Worker, hash(token), d.lease())
+	if err != nil {
+		return nil, err
+	}
+	if disp.Pool != hello.Pool {
+		// Claimed all the same (its secret was this job's alone); said
+		// in the worker's log.
+		d.logger().Warn("a pinned claimant named another pool", "job", disp.JobID, "pool", disp.Pool, "said", hello.Pool)
+	}
+	d.claimed(disp, hello.Worker)
+	return d.assignment(disp, token), nil
+}
+
+// claimed tells the job's log (when this node follows it) who runs it.
+func (d *Dispatcher) claimed(disp *atoll.Dispatch, worker string) {
+	d.logger().Info("job claimed", "job", disp.JobID, "worker", worker, "pool", disp.Pool, "attempt", disp.Attempt)
+	w, err := d.waiter(disp.JobID)
+	if err != nil {
+		return
+	}
+	// Before any line of the worker's: it has not the job yet.
+	w.events.Write(atoll.StreamAtoll, fmt.Sprintf("Running on worker %s (pool %s, attempt %d).", worker, disp.Pool, disp.Attempt))
+	if w.waited.Load() {
+		w.events.Waiting(context.Background(), fmt.Sprintf("Running on worker %s.", worker))
+	}
+}
+
+// assignment is the claim's answer.
+func (d *Dispatcher) assignment(disp *atoll.Dispatch, token string) *atoll.WorkerAssignment {
+	return &atoll.WorkerAssignment{JobID: disp.JobID, JobToken: token, LeaseSeconds: int(d.lease() / time.Second),
+		Attempt: disp.Attempt, Spec: disp.Spec, PlanSHA256: disp.PlanSHA256}
 }
 
 // held is job id's dispatch, checked against the job token, and its

@@ -159,6 +159,11 @@ type DispatchService struct {
 	DispatchesFn           func(ctx context.Context, states ...string) ([]*atoll.Dispatch, error)
 	AckDispatchLogsFn      func(ctx context.Context, jobID int64, jobTokenHash []byte, seq int64, lease time.Duration) error
 	PruneDispatchResultsFn func(ctx context.Context) error
+	ClaimPinnedDispatchFn  func(ctx context.Context, claimHash []byte, worker string, jobTokenHash []byte, lease time.Duration) (*atoll.Dispatch, error)
+}
+
+func (d *DispatchService) ClaimPinnedDispatch(ctx context.Context, claimHash []byte, worker string, jobTokenHash []byte, lease time.Duration) (*atoll.Dispatch, error) {
+	return d.ClaimPinnedDispatchFn(ctx, claimHash, worker, jobTokenHash, lease)
 }
 
 func (d *DispatchService) AckDispatchLogs(ctx context.Context, jobID int64, jobTokenHash []byte, seq int64, lease time.Duration) error {

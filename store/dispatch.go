@@ -104,7 +104,7 @@ func (db *DB) SeeWorker(ctx context.Context, id int64, worker, version string) e
 	})
 }
 
-const dispatchColumns = `job_id, pool, attempt, state, COALESCE(token_id, 0), worker, job_token_hash, lease_expires_at, log_acked, applying, spec, plan_sha256, result, created_at, claimed_at, finished_at`
+const dispatchColumns = `job_id, pool, attempt, state, COALESCE(token_id, 0), worker, job_token_hash, lease_expires_at, log_acked, applying, spec, plan_sha256, claim_hash, result, created_at, claimed_at, finished_at`
 
 func scanDispatch(s scanner) (*atoll.Dispatch, error) {
 	var d atoll.Dispatch
@@ -113,7 +113,7 @@ func scanDispatch(s scanner) (*atoll.Dispatch, error) {
 	var spec string
 	var created int64
 	if err := s.Scan(&d.JobID, &d.Pool, &d.Attempt, &d.State, &d.TokenID, &d.Worker, &d.JobTokenHash, &lease, &d.LogAcked, &d.Applying,
-		&spec, &d.PlanSHA256, &result, &created, &claimed, &finished); err != nil {
+		&spec, &d.PlanSHA256, &d.ClaimHash, &result, &created, &claimed, &finished); err != nil {
 		return nil, err
 	}
 	d.Spec = json.RawMessage(spec)
@@ -141,8 +141,8 @@ func (db *DB) QueueDispatch(ctx context.Context, d *atoll.Dispatch) (*atoll.Disp
 		if out, err = tx.dispatch(d.JobID); atoll.ErrorCode(err) != atoll.ENOTFOUND {
 			return err
 		}
-		if _, err := tx.exec(`INSERT INTO dispatches (job_id, pool, attempt, state, spec, plan_sha256, created_at) VALUES (?, ?, 1, ?, ?, ?, ?)`,
-			d.JobID, d.Pool, atoll.DispatchQueued, string(d.Spec), d.PlanSHA256, ts(tx.now)); err != nil {
+		if _, err := tx.exec(`INSERT INTO dispatches (job_id, pool, attempt, state, spec, plan_sha256, claim_hash, created_at) VALUES (?, ?, 1, ?, ?, ?, ?, ?)`,
+			d.JobID, d.Pool, atoll.DispatchQueued, string(d.Spec), d.PlanSHA256, nullBytes(d.ClaimHash), ts(tx.now)); err != nil {
 			return fmt.Errorf("store queue dispatch of job %d: %w", d.JobID, err)
 		}
 		tx.notifyJob(d.JobID)
@@ -173,24 +173,55 @@ func (db *DB) ClaimDispatch(ctx context.Context, pool string, tokenID int64, wor
 			return atoll.Errorf(atoll.EUNAUTHORIZED, "Unknown or revoked worker token.")
 		}
 		var jobID int64
-		err := tx.queryRow(`SELECT job_id FROM dispatches WHERE pool = ? AND state = ? ORDER BY created_at, job_id LIMIT 1`, pool, atoll.DispatchQueued).Scan(&jobID)
+		err := tx.queryRow(`SELECT job_id FROM dispatches WHERE pool = ? AND state = ? AND claim_hash IS NULL ORDER BY created_at, job_id LIMIT 1`, pool, atoll.DispatchQueued).Scan(&jobID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		} else if err != nil {
 			return fmt.Errorf("store claim dispatch of pool %s: %w", pool, err)
 		}
-		if _, err := tx.exec(`UPDATE dispatches SET state = ?, token_id = ?, worker = ?, job_token_hash = ?, lease_expires_at = ?, claimed_at = ? WHERE job_id = ?`,
-			atoll.DispatchClaimed, tokenID, worker, jobTokenHash, ts(tx.now.Add(lease)), ts(tx.now), jobID); err != nil {
-			return fmt.Errorf("store claim dispatch of job %d: %w", jobID, err)
-		}
-		tx.notifyJob(jobID)
-		out, err = tx.dispatch(jobID)
+		out, err = tx.claim(jobID, any(tokenID), worker, jobTokenHash, lease)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// ClaimPinnedDispatch gives the dispatch pinned to claimHash to a worker.
+func (db *DB) ClaimPinnedDispatch(ctx context.Context, claimHash []byte, worker string, jobTokenHash []byte, lease time.Duration) (*atoll.Dispatch, error) {
+	var out *atoll.Dispatch
+	err := db.Update(ctx, func(tx *Tx) error {
+		var jobID int64
+		err := tx.queryRow(`SELECT job_id FROM dispatches WHERE claim_hash = ? AND state = ?`, claimHash, atoll.DispatchQueued).Scan(&jobID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return atoll.Errorf(atoll.EUNAUTHORIZED, "Unknown or spent claim secret.")
+		} else if err != nil {
+			return fmt.Errorf("store claim pinned dispatch: %w", err)
+		}
+		out, err = tx.claim(jobID, nil, worker, jobTokenHash, lease)
+		return err
+	})
+	return out, err
+}
+
+// claim gives job id's queued dispatch to worker (of worker token tokenID,
+// nil for a pinned claimant) under a lease; a pinning secret is spent.
+func (tx *Tx) claim(jobID int64, tokenID any, worker string, jobTokenHash []byte, lease time.Duration) (*atoll.Dispatch, error) {
+	if _, err := tx.exec(`UPDATE dispatches SET state = ?, token_id = ?, worker = ?, job_token_hash = ?, lease_expires_at = ?, claimed_at = ?, claim_hash = NULL WHERE job_id = ?`,
+		atoll.DispatchClaimed, tokenID, worker, jobTokenHash, ts(tx.now.Add(lease)), ts(tx.now), jobID); err != nil {
+		return nil, fmt.Errorf("store claim dispatch of job %d: %w", jobID, err)
+	}
+	tx.notifyJob(jobID)
+	return tx.dispatch(jobID)
+}
+
+// nullBytes stores an empty slice as NULL.
+func nullBytes(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
 }
 
 // held returns job id's dispatch if it is claimed under jobTokenHash, its
@@ -215,6 +246,9 @@ func (tx *Tx) held(jobID int64, jobTokenHash []byte) (*atoll.Dispatch, error) {
 		return nil, atoll.Errorf(atoll.ECONFLICT, "This worker no longer holds job %d (it is %s).", jobID, d.State)
 	case d.LeaseExpiresAt == nil || !tx.now.Before(*d.LeaseExpiresAt):
 		return nil, atoll.Errorf(atoll.ECONFLICT, "This worker's lease on job %d ran out: its report is refused.", jobID)
+	}
+	if d.TokenID == 0 {
+		return d, nil // a pinned claimant: its secret was for this job alone
 	}
 	var revoked sql.NullInt64
 	if err := tx.queryRow(`SELECT revoked_at FROM worker_tokens WHERE id = ?`, d.TokenID).Scan(&revoked); err != nil || revoked.Valid {

@@ -20,6 +20,9 @@ CREATE TABLE worker_tokens (
 -- token is kept as its SHA-256; the lease is what a worker's heartbeats
 -- extend and what a node that takes over trusts. log_acked is the last of
 -- the worker's lines (its own numbering) acknowledged as stored.
+-- claim_hash pins a dispatch to one claimant: the SHA-256 of a one-time
+-- secret handed to the process started for it (a Kubernetes Job's pod);
+-- pool polls never claim a pinned dispatch.
 CREATE TABLE dispatches (
 	job_id           INTEGER PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,
 	pool             TEXT NOT NULL,
@@ -33,9 +36,11 @@ CREATE TABLE dispatches (
 	applying         INTEGER NOT NULL DEFAULT 0,
 	spec             TEXT NOT NULL,
 	plan_sha256      TEXT NOT NULL DEFAULT '',
+	claim_hash       BLOB,
 	result           TEXT,
 	created_at       INTEGER NOT NULL,
 	claimed_at       INTEGER,
 	finished_at      INTEGER
 );
 CREATE INDEX dispatches_queue ON dispatches (pool, state, created_at);
+CREATE UNIQUE INDEX dispatches_claim ON dispatches (claim_hash) WHERE claim_hash IS NOT NULL;
