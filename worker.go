@@ -249,6 +249,9 @@ type WorkerService interface {
 	// Claim waits up to wait for a job of the worker's pool and returns
 	// it, or nil when none came.
 	Claim(ctx context.Context, secret string, hello WorkerHello, wait time.Duration) (*WorkerAssignment, error)
+	// Holds checks, reading only, that jobToken holds job jobID's claim:
+	// the routes that take a large body ask it before reading one.
+	Holds(ctx context.Context, jobID int64, jobToken string) error
 	// Heartbeat extends the claim's lease.
 	Heartbeat(ctx context.Context, jobID int64, jobToken string) (*WorkerLease, error)
 	// Logs stores a batch of the job's lines; it returns once they are

@@ -142,6 +142,12 @@ func (d *Dispatcher) held(ctx context.Context, jobID int64, jobToken string) (*a
 	return disp, nil
 }
 
+// Holds checks that jobToken holds job jobID's claim.
+func (d *Dispatcher) Holds(ctx context.Context, jobID int64, jobToken string) error {
+	_, err := d.held(ctx, jobID, jobToken)
+	return err
+}
+
 // Heartbeat extends the claim's lease.
 func (d *Dispatcher) Heartbeat(ctx context.Context, jobID int64, jobToken string) (*atoll.WorkerLease, error) {
 	disp, err := d.Store.RenewDispatch(ctx, jobID, hash(jobToken), d.lease())

@@ -87,11 +87,21 @@ func (p *ApprovalPolicy) Requires(repo, project, dir string) bool {
 type WorkerService struct {
 	ClaimFn      func(ctx context.Context, secret string, hello atoll.WorkerHello, wait time.Duration) (*atoll.WorkerAssignment, error)
 	HeartbeatFn  func(ctx context.Context, jobID int64, jobToken string) (*atoll.WorkerLease, error)
+	HoldsFn      func(ctx context.Context, jobID int64, jobToken string) error
 	LogsFn       func(ctx context.Context, jobID int64, jobToken string, lines []atoll.WorkerLogLine) error
 	ApplyingFn   func(ctx context.Context, jobID int64, jobToken string) error
 	PlanFn       func(ctx context.Context, jobID int64, jobToken string) ([]byte, error)
 	ResultFn     func(ctx context.Context, jobID int64, jobToken string, res atoll.WorkerResult) error
 	UploadPackFn func(ctx context.Context, jobID int64, jobToken string, advertise bool, gitProtocol string, in io.Reader, out io.Writer) error
+}
+
+// Holds answers nil when HoldsFn is not set: a handler test that is not
+// about it sees every token hold its job.
+func (s *WorkerService) Holds(ctx context.Context, jobID int64, jobToken string) error {
+	if s.HoldsFn == nil {
+		return nil
+	}
+	return s.HoldsFn(ctx, jobID, jobToken)
 }
 
 func (s *WorkerService) Claim(ctx context.Context, secret string, hello atoll.WorkerHello, wait time.Duration) (*atoll.WorkerAssignment, error) {

@@ -10,6 +10,11 @@ import (
 // handleWorkerResult stores a job's result, body atoll.WorkerResult (at
 // most maxWorkerResult: it carries the plan file): 204 once committed.
 func (s *Server) handleWorkerResult(w http.ResponseWriter, r *http.Request, jobID int64, token string) {
+	// Nobody but the job's worker makes this server read a large body.
+	if err := s.Workers.Holds(r.Context(), jobID, token); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	// A large plan takes a while to upload and store.
 	liftDeadlines(w, time.Now().Add(workerTransfer))
 	var res atoll.WorkerResult

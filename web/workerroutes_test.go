@@ -461,3 +461,29 @@ func TestWorkerUploadPackInflateBound(t *testing.T) {
 		t.Errorf("inflated upload-pack request = %d %s, service read %d", w.Code, w.Body, read)
 	}
 }
+
+// countingReader counts the bytes read from it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// A result whose job token does not hold the job is refused before its
+// body is read: nobody else makes the server read up to maxWorkerResult.
+func TestWorkerResultBodyReadOnlyForTheHolder(t *testing.T) {
+	ws := refusingWorkers(t)
+	ws.HoldsFn = func(context.Context, int64, string) error {
+		return atoll.Errorf(atoll.ECONFLICT, "This job token does not hold job 7.")
+	}
+	body := &countingReader{r: strings.NewReader(`{"result":{"output":"` + strings.Repeat("x", 1<<20) + `"}}`)}
+	w := workerCall(t, workerHandler(ws), "POST", "/api/v1/workers/jobs/7/result", body, "Authorization", "Bearer atj_other")
+	if w.Code != http.StatusConflict || body.n > 64<<10 {
+		t.Fatalf("result with a token that does not hold the job = %d %s, %d bytes read", w.Code, w.Body, body.n)
+	}
+}
