@@ -162,7 +162,7 @@ type k8sWorkload struct {
 	Kind     string
 	Metadata k8sMeta
 	Spec     struct {
-		Replicas            int
+		Replicas            *int                  // Kubernetes reads none as 1
 		PodManagementPolicy string                `yaml:"podManagementPolicy"`
 		ServiceName         string                `yaml:"serviceName"`
 		UpdateStrategy      struct{ Type string } `yaml:"updateStrategy"`
@@ -469,8 +469,8 @@ func helmServer(t *testing.T, m *helmManifests, flags map[string]bool) (k8sWorkl
 	sts := helmOne[k8sWorkload](t, m, "StatefulSet")
 	where := "StatefulSet " + sts.Metadata.Name
 	pod := sts.Spec.Template.Spec
-	if sts.Spec.Replicas != 2 {
-		t.Errorf("%s: replicas %d, want 2 (an active and a standby)", where, sts.Spec.Replicas)
+	if r := sts.Spec.Replicas; r == nil || *r != 2 {
+		t.Errorf("%s: replicas %v, want 2 (an active and a standby)", where, deref(r))
 	}
 	if sts.Spec.PodManagementPolicy != "Parallel" {
 		t.Errorf("%s: podManagementPolicy %q, want Parallel: with OrderedReady pod 1 waits for pod 0 to be ready", where, sts.Spec.PodManagementPolicy)
@@ -632,7 +632,7 @@ func helmServer(t *testing.T, m *helmManifests, flags map[string]bool) (k8sWorkl
 			t.Errorf("%d %s: the server calls no Kubernetes API yet", n, kind)
 		}
 	}
-	checkNoSecretValues(t, m, sts.Metadata.Name)
+	checkNoSecretValues(t, m)
 	return sts, c
 }
 
@@ -649,7 +649,7 @@ func helmService(t *testing.T, m *helmManifests, name string) k8sService {
 
 // checkNoSecretValues: no Secret object, and every variable whose name
 // says secret is a reference or a file path, never a value.
-func checkNoSecretValues(t *testing.T, m *helmManifests, _ string) {
+func checkNoSecretValues(t *testing.T, m *helmManifests) {
 	t.Helper()
 	if n := len(helmObjects[map[string]any](t, m, "Secret")); n > 0 {
 		t.Errorf("the chart renders %d Secret(s): secrets are referenced, never rendered", n)
@@ -854,8 +854,8 @@ func TestDeployHelmAllValues(t *testing.T) {
 	for i, p := range values.WorkerPools {
 		d := deployments[i]
 		where := "Deployment " + d.Metadata.Name
-		if !strings.HasSuffix(d.Metadata.Name, "-"+p.Name) || d.Spec.Replicas != p.Replicas {
-			t.Errorf("%s: replicas %d, for pool %s of %d", where, d.Spec.Replicas, p.Name, p.Replicas)
+		if r := d.Spec.Replicas; !strings.HasSuffix(d.Metadata.Name, "-"+p.Name) || r == nil || *r != p.Replicas {
+			t.Errorf("%s: replicas %v, for pool %s of %d", where, deref(r), p.Name, p.Replicas)
 		}
 		wpod := d.Spec.Template.Spec
 		checkPodSecurity(t, where, wpod)
@@ -950,6 +950,24 @@ type helmPoolValues struct {
 	} `yaml:"serviceAccount"`
 	NodeSelector map[string]string          `yaml:"nodeSelector"`
 	TokenSecret  struct{ Name, Key string } `yaml:"tokenSecret"`
+}
+
+// TestDeployHelmEdges: the data dir without persistence, a pool scaled
+// to zero.
+func TestDeployHelmEdges(t *testing.T) {
+	m := mustRender(t, "--set", "replicaUrl="+helmReplicaURL, "--set", "persistence.enabled=false",
+		"--set-json", `workerPools=[{"name":"idle","replicas":0,"tokenSecret":{"name":"t"}}]`)
+	sts, c := helmServer(t, m, serverFlags(t, buildAtoll(t)))
+	if len(sts.Spec.VolumeClaimTemplates) != 0 {
+		t.Errorf("persistence.enabled=false: volumeClaimTemplates %+v", sts.Spec.VolumeClaimTemplates)
+	}
+	if v, writable, ok := mountOf(sts.Spec.Template.Spec, c, c.envValue("ATOLL_DATA_DIR")); !ok || !writable || v.EmptyDir == nil {
+		t.Errorf("persistence.enabled=false: the data dir is not a writable emptyDir")
+	}
+	d := helmOne[k8sWorkload](t, m, "Deployment")
+	if r := d.Spec.Replicas; r == nil || *r != 0 {
+		t.Errorf("a pool of replicas 0 has %v", deref(r))
+	}
 }
 
 // walkStrings calls fn with every string in the manifests and where it is
