@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path"
@@ -14,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -967,6 +970,154 @@ func TestDeployHelmEdges(t *testing.T) {
 	d := helmOne[k8sWorkload](t, m, "Deployment")
 	if r := d.Spec.Replicas; r == nil || *r != 0 {
 		t.Errorf("a pool of replicas 0 has %v", deref(r))
+	}
+}
+
+// TestDeployHelmServerStarts runs the built atoll with exactly the
+// environment and files the chart gives the server container (pod 0, a
+// file:// replica, every volume under a temporary directory, fake secret
+// files where the Secrets would be mounted): it must start, become the
+// active, answer its probes and stop cleanly on SIGTERM. This catches
+// settings that render but that atoll refuses together.
+func TestDeployHelmServerStarts(t *testing.T) {
+	tmp := t.TempDir()
+	values := filepath.Join(tmp, "values.yaml")
+	os.WriteFile(values, []byte(`replicaUrl: file://`+filepath.Join(tmp, "replica")+`
+leaseTtl: 2s
+stopTimeoutSeconds: 5
+config:
+  repo-allowlist: [github.com/acme/*]
+  gh-user: atoll-bot
+  log-level: warn
+repoConfig: |
+  repos:
+  - id: /.*/
+    apply_requirements: [approved]
+secrets:
+  ghToken: {name: gh, key: token}
+  ghWebhookSecret: {name: gh, key: webhook-secret}
+  apiSecret: {name: api, key: secret}
+  adminPassword: {name: admin, key: password}
+`), 0o644)
+	m := mustRender(t, "-f", values)
+	sts := helmOne[k8sWorkload](t, m, "StatefulSet")
+	pod := sts.Spec.Template.Spec
+	c := pod.Containers[0]
+	configMaps := map[string]k8sConfigMap{}
+	for _, cm := range helmObjects[k8sConfigMap](t, m, "ConfigMap") {
+		configMaps[cm.Metadata.Name] = cm
+	}
+
+	// Each mount is a directory under tmp, filled as Kubernetes would.
+	root := filepath.Join(tmp, "pod")
+	remap := func(p string) string {
+		for _, mnt := range c.VolumeMounts {
+			if p == mnt.MountPath || strings.HasPrefix(p, mnt.MountPath+"/") {
+				return filepath.Join(root, p)
+			}
+		}
+		return p
+	}
+	for _, mnt := range c.VolumeMounts {
+		dir := filepath.Join(root, mnt.MountPath)
+		os.MkdirAll(dir, 0o700)
+		v, _, _ := mountOf(pod, c, mnt.MountPath)
+		switch {
+		case v.Projected != nil:
+			for _, src := range v.Projected.Sources {
+				for _, it := range src.Secret.Items {
+					os.WriteFile(filepath.Join(dir, it.Path), []byte("fake-"+src.Secret.Name+"-"+it.Key+"-0123456789\n"), 0o400)
+				}
+			}
+		case v.ConfigMap != nil:
+			cm, ok := configMaps[v.ConfigMap.Name]
+			if !ok {
+				t.Fatalf("volume %s: no ConfigMap %s", v.Name, v.ConfigMap.Name)
+			}
+			for k, data := range cm.Data {
+				os.WriteFile(filepath.Join(dir, k), []byte(data), 0o444)
+			}
+		}
+	}
+
+	// The container's environment, as the kubelet builds it.
+	env := map[string]string{}
+	expand := regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+	var environ []string
+	for _, e := range c.Env {
+		var v string
+		switch {
+		case e.Value != nil:
+			v = expand.ReplaceAllStringFunc(*e.Value, func(ref string) string {
+				if x, ok := env[ref[2:len(ref)-1]]; ok {
+					return x
+				}
+				return ref
+			})
+		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:
+			v = map[string]string{"metadata.name": sts.Metadata.Name + "-0", "metadata.namespace": helmNamespace}[e.ValueFrom.FieldRef.FieldPath]
+		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+			v = "fake-" + e.ValueFrom.SecretKeyRef.Name
+		}
+		env[e.Name] = v
+		environ = append(environ, e.Name+"="+remap(v))
+	}
+	if env["ATOLL_NODE_ID"] != sts.Metadata.Name+"-0" {
+		t.Errorf("ATOLL_NODE_ID expands to %q", env["ATOLL_NODE_ID"])
+	}
+	// Only the listening address differs: a free port on loopback.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	environ = append(environ, "ATOLL_ADDR="+addr, "PATH="+os.Getenv("PATH"), "CHECKPOINT_DISABLE=1")
+
+	cmd := exec.Command(buildAtoll(t), c.Args...)
+	cmd.Env = environ
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-done
+	}()
+	client := &http.Client{Timeout: 5 * time.Second}
+	get := func(p string) int {
+		resp, err := client.Get("http://" + addr + p)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for get("/readyz") != http.StatusOK || get("/healthz") != http.StatusOK {
+		select {
+		case err := <-done:
+			done <- err // for the deferred Kill's wait
+			t.Fatalf("atoll exited (%v) with the chart's environment:\n%s", err, out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready after 60s:\n%s", out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		done <- err
+		if err != nil {
+			t.Errorf("atoll on SIGTERM: %v\n%s", err, out.String())
+		}
+	case <-time.After(time.Duration(*pod.TerminationGracePeriodSeconds) * time.Second):
+		t.Errorf("atoll still running after terminationGracePeriodSeconds:\n%s", out.String())
 	}
 }
 
