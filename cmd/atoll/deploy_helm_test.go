@@ -998,6 +998,10 @@ secrets:
   ghWebhookSecret: {name: gh, key: webhook-secret}
   apiSecret: {name: api, key: secret}
   adminPassword: {name: admin, key: password}
+workerPools:
+  - name: ci
+    concurrency: 2
+    tokenSecret: {name: worker-ci, key: token}
 `), 0o644)
 	m := mustRender(t, "-f", values)
 	sts := helmOne[k8sWorkload](t, m, "StatefulSet")
@@ -1109,6 +1113,43 @@ secrets:
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// A worker of the pool, with its Deployment's arguments (--server
+	// pointed here) and an unknown token: its flags parse, it reaches the
+	// server, and the server refuses the token (exit 1, not a usage error).
+	wpod := helmOne[k8sWorkload](t, m, "Deployment").Spec.Template.Spec
+	wc := wpod.Containers[0]
+	wroot := filepath.Join(tmp, "worker")
+	wargs := slices.Clone(wc.Args)
+	for i := 1; i < len(wargs); i++ {
+		if wargs[i-1] == "--server" {
+			wargs[i] = "http://" + addr
+		}
+		if strings.HasPrefix(wargs[i], "/") {
+			wargs[i] = filepath.Join(wroot, wargs[i])
+		}
+	}
+	for _, mnt := range wc.VolumeMounts {
+		dir := filepath.Join(wroot, mnt.MountPath)
+		os.MkdirAll(dir, 0o700)
+		if v, _, _ := mountOf(wpod, wc, mnt.MountPath); v.Secret != nil {
+			for _, it := range v.Secret.Items {
+				os.WriteFile(filepath.Join(dir, it.Path), []byte("not-a-worker-token\n"), 0o400)
+			}
+		}
+	}
+	wenv := []string{"PATH=" + os.Getenv("PATH")}
+	for _, e := range wc.Env {
+		if e.Value != nil {
+			wenv = append(wenv, e.Name+"="+filepath.Join(wroot, *e.Value))
+		}
+	}
+	wcmd := exec.Command(buildAtoll(t), wargs...)
+	wcmd.Env = wenv
+	wout, err := runWithTimeout(wcmd, 30*time.Second)
+	if code := wcmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(wout), "refuses the worker token") {
+		t.Errorf("atoll %s: exit %d (%v), want 1 and the server's refusal of the token:\n%s", strings.Join(wargs, " "), code, err, wout)
+	}
+
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-done:
@@ -1119,6 +1160,19 @@ secrets:
 	case <-time.After(time.Duration(*pod.TerminationGracePeriodSeconds) * time.Second):
 		t.Errorf("atoll still running after terminationGracePeriodSeconds:\n%s", out.String())
 	}
+}
+
+// runWithTimeout runs cmd, killing it after d.
+func runWithTimeout(cmd *exec.Cmd, d time.Duration) ([]byte, error) {
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	timer := time.AfterFunc(d, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	err := cmd.Wait()
+	return out.Bytes(), err
 }
 
 // walkStrings calls fn with every string in the manifests and where it is
