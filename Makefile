@@ -10,6 +10,9 @@ STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 # conftest runs the policy check tests (--enable-policy-checks).
 CONFTEST_VERSION := v0.66.0
 CONFTEST := $(BIN)/conftest-$(CONFTEST_VERSION)/conftest
+# helm renders and lints the chart in deploy/helm (cmd/atoll/deploy_helm_test.go).
+HELM_VERSION := v3.22.0
+HELM := $(BIN)/helm-$(HELM_VERSION)/helm
 DATA_DIR ?= ./atoll-data
 PORT ?= 4141
 
@@ -42,6 +45,16 @@ $(STATICCHECK):
 $(CONFTEST):
 	GOBIN=$(dir $(CONFTEST)) $(GO) install github.com/open-policy-agent/conftest@$(CONFTEST_VERSION)
 
+# Installed from the Go module proxy at a pinned version, once (about three
+# minutes with an empty module cache). The -X flags are the ones Helm's own
+# Makefile sets: its version, and the Kubernetes version `helm template`
+# assumes (that of its client-go, v0.37 -> 1.37).
+$(HELM):
+	GOBIN=$(dir $(HELM)) CGO_ENABLED=0 $(GO) install \
+		-ldflags "-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=37 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=37" \
+		helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	$(HELM) version --short | grep -q "^$(HELM_VERSION)"
+
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
@@ -65,8 +78,8 @@ chromium:
 	fi
 	chromium --version
 
-test: $(TERRAFORM) $(CONFTEST) vet staticcheck generated chromium
-	ATOLL_TEST_TERRAFORM=$(TERRAFORM) ATOLL_TEST_CONFTEST=$(CONFTEST) ATOLL_TEST_CHROMIUM=$$(command -v chromium) $(GO) test -race -count=1 -timeout 60m ./...
+test: $(TERRAFORM) $(CONFTEST) $(HELM) vet staticcheck generated chromium
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) ATOLL_TEST_CONFTEST=$(CONFTEST) ATOLL_TEST_HELM=$(HELM) ATOLL_TEST_CHROMIUM=$$(command -v chromium) $(GO) test -race -count=1 -timeout 60m ./...
 
 # The security regression suite alone: every test named TestSecurity...
 # (hostile comments, redirects, sign-in limits, revocation, approvals,

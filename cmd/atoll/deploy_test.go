@@ -22,7 +22,8 @@ import (
 // The deployment files (fly.toml, Dockerfile, deploy/systemd) are not run by
 // CI: no Docker engine, Fly.io or systemd here. These tests hold them to the
 // code instead: the command and its flags, the environment variable names,
-// the health check route, the make targets, the stop timeouts.
+// the health check route, the make targets, the stop timeouts. The Helm
+// chart (deploy/helm/atoll) has its own tests: deploy_helm_test.go.
 
 // pendingFlags are flags the deployment files already use but `atoll server`
 // does not have yet (HA, docs/ha.md). Remove each one when it lands: the test

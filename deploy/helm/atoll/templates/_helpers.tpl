@@ -1,0 +1,168 @@
+{{/* Names and labels. */}}
+{{- define "atoll.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "atoll.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The headless Service that gives each server pod its DNS name. */}}
+{{- define "atoll.headless" -}}
+{{- printf "%s-pods" (include "atoll.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "atoll.labels" -}}
+{{ include "atoll.metaLabels" . }}
+app.kubernetes.io/name: {{ include "atoll.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* atoll.labels without the ones selectors use. */}}
+{{- define "atoll.metaLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/* The server pods. */}}
+{{- define "atoll.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "atoll.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: server
+{{- end }}
+
+{{/* The pods of one worker pool: (dict "root" $ "pool" $pool). */}}
+{{- define "atoll.workerSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "atoll.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: worker
+atoll.dev/pool: {{ .pool.name }}
+{{- end }}
+
+{{- define "atoll.workerName" -}}
+{{- printf "%s-worker-%s" (include "atoll.fullname" .root) .pool.name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "atoll.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "atoll.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* A pool's ServiceAccount: its own (serviceAccount.create), an existing one (serviceAccountName), else the namespace's default. */}}
+{{- define "atoll.workerServiceAccountName" -}}
+{{- $sa := .pool.serviceAccount | default dict }}
+{{- if $sa.create }}
+{{- default (include "atoll.workerName" .) $sa.name }}
+{{- else }}
+{{- default "default" .pool.serviceAccountName }}
+{{- end }}
+{{- end }}
+
+{{- define "atoll.image" -}}
+{{- $img := .image | default dict }}
+{{- printf "%s:%s" (default .root.Values.image.repository $img.repository) (default (default .root.Chart.AppVersion .root.Values.image.tag) $img.tag) }}
+{{- end }}
+
+{{/* The port atoll listens on (its default --port). */}}
+{{- define "atoll.port" -}}4141{{- end }}
+
+{{/* Where the chart mounts things. */}}
+{{- define "atoll.dataDir" -}}/data{{- end }}
+{{- define "atoll.workDir" -}}/var/lib/atoll-work{{- end }}
+{{- define "atoll.secretsDir" -}}/etc/atoll/secrets{{- end }}
+{{- define "atoll.repoConfigPath" -}}/etc/atoll/repo-config/repos.yaml{{- end }}
+{{- define "atoll.workerTokenFile" -}}/var/run/atoll/worker-token{{- end }}
+
+{{/* The Service's URL, then each server pod's, for workers' --server. */}}
+{{- define "atoll.serverURLs" -}}
+{{- $ns := .Release.Namespace }}
+{{- $domain := .Values.clusterDomain }}
+{{- $urls := list (printf "http://%s.%s.svc.%s:%v" (include "atoll.fullname" .) $ns $domain .Values.service.port) }}
+{{- range $i := until 2 }}
+{{- $urls = append $urls (printf "http://%s-%d.%s.%s.svc.%s:%s" (include "atoll.fullname" $) $i (include "atoll.headless" $) $ns $domain (include "atoll.port" $)) }}
+{{- end }}
+{{- join "," $urls }}
+{{- end }}
+
+{{/*
+Secrets: the key under .Values.secrets, then the flag it sets. Each is
+mounted as a file and passed as ATOLL_<FLAG>_FILE, except the ones in
+atoll.envSecrets, which have no -file flag and come from a secretKeyRef.
+*/}}
+{{- define "atoll.secretFlags" -}}
+ghToken: gh-token
+ghWebhookSecret: gh-webhook-secret
+ghAppKey: gh-app-key
+azuredevopsToken: azuredevops-token
+azuredevopsWebhookPassword: azuredevops-webhook-password
+azuredevopsClientSecret: azuredevops-client-secret
+replicaAccessKeyId: replica-access-key-id
+replicaSecretAccessKey: replica-secret-access-key
+adminPassword: admin-password
+apiSecret: api-secret
+oidcClientSecret: oidc-client-secret
+slackToken: slack-token
+webhookHttpHeaders: webhook-http-headers
+{{- end }}
+
+{{- define "atoll.envSecrets" -}}
+replicaAccessKeyId: true
+{{- end }}
+
+{{/* Keys of .Values.config the chart sets itself. */}}
+{{- define "atoll.reservedConfig" -}}
+data-dir: persistence
+work-dir: workDir
+node-id: the pod's name
+advertise-url: the pod's DNS name through the headless Service
+replica-url: replicaUrl
+lease-ttl: leaseTtl
+stop-timeout: stopTimeoutSeconds
+repo-config: repoConfig
+port: the chart (atoll listens on 4141)
+addr: the chart (atoll listens on 4141)
+{{- end }}
+
+{{/* ATOLL_<FLAG> of a flag name. */}}
+{{- define "atoll.envName" -}}
+{{- printf "ATOLL_%s" (. | upper | replace "-" "_") }}
+{{- end }}
+
+{{/* An env var name that holds a secret: then only valueFrom, never value. */}}
+{{- define "atoll.checkEnv" -}}
+{{- range .env }}
+{{- if and (hasKey . "value") (regexMatch (include "atoll.secretEnvPattern" $) .name) }}
+{{- fail (printf "%s: %s has an inline value: a secret must come from a Secret (valueFrom.secretKeyRef or envFrom)" $.where .name) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Also in values.schema.json. */}}
+{{- define "atoll.secretEnvPattern" -}}
+TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|(^|_)KEY(_|$)
+{{- end }}
+
+{{/* A config value as the flag takes it: lists joined with commas, whole
+numbers without an exponent (YAML numbers reach templates as float64). */}}
+{{- define "atoll.configValue" -}}
+{{- if kindIs "slice" . }}
+{{- join "," . }}
+{{- else if and (kindIs "float64" .) (eq (float64 (int64 .)) .) }}
+{{- int64 . }}
+{{- else }}
+{{- toString . }}
+{{- end }}
+{{- end }}
