@@ -62,6 +62,10 @@ type Options struct {
 	TerminationDelay time.Duration
 	// NodeName is where scheduled pods run (default "kubetest-node").
 	NodeName string
+	// Intercept, if set, is asked about each request before it is served:
+	// an error (an *apierrors.StatusError for a given code) is answered
+	// instead. The request is recorded either way.
+	Intercept func(Request) error
 }
 
 // Server is the fake API server. Close it (New registers it with t.Cleanup).
@@ -284,6 +288,12 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	s.mu.Lock()
 	s.recorded = append(s.recorded, Request{Verb: verb, Group: r.group, Resource: r.resource, Subresource: r.sub, Namespace: r.namespace})
 	s.mu.Unlock()
+	if s.opts.Intercept != nil {
+		if err := s.opts.Intercept(Request{Verb: verb, Group: r.group, Resource: r.resource, Subresource: r.sub, Namespace: r.namespace}); err != nil {
+			writeStatus(w, err)
+			return
+		}
+	}
 	gr := schema.GroupResource{Group: r.group, Resource: r.resource}
 	if r.sub != "" && !(r.resource == "pods" && r.sub == "log" && verb == "get") {
 		writeStatus(w, apierrors.NewMethodNotSupported(gr, verb+" "+r.sub))
@@ -1029,5 +1039,3 @@ func statusOf(err *apierrors.StatusError) *metav1.Status {
 	st.Kind, st.APIVersion = "Status", "v1"
 	return &st
 }
-
-
