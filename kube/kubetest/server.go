@@ -142,8 +142,10 @@ func (s *Server) Close() {
 	s.wg.Wait()
 }
 
-// Config is a client configuration for the server.
-func (s *Server) Config() *rest.Config { return &rest.Config{Host: s.URL} }
+// Config is a client configuration for the server, without client-go's
+// default rate limit (5 requests a second, bursts of 10), which would make
+// tests slow and timings flaky.
+func (s *Server) Config() *rest.Config { return &rest.Config{Host: s.URL, QPS: 1000, Burst: 1000} }
 
 // Client is a typed clientset talking to the server.
 func (s *Server) Client() kubernetes.Interface {
@@ -287,6 +289,7 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	s.mu.Lock()
 	s.recorded = append(s.recorded, Request{Verb: verb, Group: r.group, Resource: r.resource, Subresource: r.sub, Namespace: r.namespace})
+	drop := s.drop // a watch recorded before DropWatches is dropped by it
 	s.mu.Unlock()
 	if s.opts.Intercept != nil {
 		if err := s.opts.Intercept(Request{Verb: verb, Group: r.group, Resource: r.resource, Subresource: r.sub, Namespace: r.namespace}); err != nil {
@@ -313,7 +316,7 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	case "list":
 		s.list(w, r, q)
 	case "watch":
-		s.watch(w, req, r, q)
+		s.watch(w, req, r, q, drop)
 	case "create":
 		s.create(w, req, r)
 	case "update":
@@ -932,7 +935,7 @@ func (s *Server) podLog(w http.ResponseWriter, r route) {
 
 // --- watch ---
 
-func (s *Server) watch(w http.ResponseWriter, req *http.Request, r route, q map[string][]string) {
+func (s *Server) watch(w http.ResponseWriter, req *http.Request, r route, q map[string][]string, drop chan struct{}) {
 	sel, err := parseSelector(r, q)
 	if err != nil {
 		writeStatus(w, err)
@@ -1011,7 +1014,7 @@ func (s *Server) watch(w http.ResponseWriter, req *http.Request, r route, q map[
 		}
 		pending = nil
 		s.mu.Lock()
-		changed, drop := s.changed, s.drop
+		changed := s.changed
 		for _, e := range s.history {
 			if e.rv > from && e.resource == r.resource && sel.matches(e.obj) {
 				pending = append(pending, e)

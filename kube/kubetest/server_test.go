@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -408,6 +409,7 @@ func TestExecOOMKillAndLogs(t *testing.T) {
 
 func TestPodWatchAndRecorded(t *testing.T) {
 	release := make(chan struct{})
+	var once sync.Once
 	var srv *kubetest.Server
 	srv = kubetest.New(t, kubetest.Options{Run: func(p *corev1.Pod) kubetest.PodOutcome {
 		srv.Running(p)
@@ -432,8 +434,7 @@ func TestPodWatchAndRecorded(t *testing.T) {
 				phases = append(phases, p.Status.Phase)
 			}
 			if p.Status.Phase == corev1.PodRunning {
-				close(release)
-				release = make(chan struct{})
+				once.Do(func() { close(release) })
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatalf("phases: %v", phases)
