@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -328,18 +329,15 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	}
 }
 
+// writeStatus answers err as the API server does: a metav1.Status with its
+// code (an error that is not an API status is a 500 InternalError).
 func writeStatus(w http.ResponseWriter, err error) {
-	st := apierrors.APIStatus(nil)
-	var se *apierrors.StatusError
-	if e, ok := err.(*apierrors.StatusError); ok {
-		se = e
-	} else {
+	se, ok := err.(*apierrors.StatusError)
+	if !ok {
 		se = apierrors.NewInternalError(err)
 	}
-	st = se
-	status := st.Status()
-	status.Kind, status.APIVersion = "Status", "v1"
-	writeJSON(w, int(status.Code), &status)
+	status := statusOf(se)
+	writeJSON(w, int(status.Code), status)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -356,14 +354,9 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // decode reads a request body in JSON or protobuf into into, recording
 // unknown JSON fields.
 func (s *Server) decode(req *http.Request, into runtime.Object) error {
-	var body []byte
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := req.Body.Read(buf)
-		body = append(body, buf[:n]...)
-		if err != nil {
-			break
-		}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
 	}
 	ct := req.Header.Get("Content-Type")
 	if strings.HasPrefix(ct, "application/json") || ct == "" {
@@ -392,8 +385,6 @@ func key(o metav1.Object) string { return o.GetNamespace() + "/" + o.GetName() }
 
 func (s *Server) put(resource string, typ watch.EventType, obj runtime.Object) {
 	s.rv++
-	m := meta.AsPartialObjectMetadata(mustAccessor(obj))
-	_ = m
 	acc := mustAccessor(obj)
 	acc.SetResourceVersion(strconv.FormatInt(s.rv, 10))
 	setTypeMeta(resource, obj)
@@ -578,6 +569,7 @@ func (s *Server) create(w http.ResponseWriter, req *http.Request, r route) {
 		writeStatus(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
 		return
 	}
+	normalize(obj)
 	s.mu.Lock()
 	s.generateName(r.resource, acc)
 	if err := validate(r.resource, obj); err != nil {
@@ -618,6 +610,7 @@ func (s *Server) update(w http.ResponseWriter, req *http.Request, r route) {
 		writeStatus(w, apierrors.NewBadRequest("the name or namespace of the object does not match the request's"))
 		return
 	}
+	normalize(obj)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.objects[r.resource][key(acc)]
@@ -652,6 +645,20 @@ func (s *Server) update(w http.ResponseWriter, req *http.Request, r route) {
 	}
 	s.put(r.resource, watch.Modified, obj)
 	writeJSON(w, http.StatusOK, obj.DeepCopyObject())
+}
+
+// normalize is what the server does to a written object: a Secret's
+// stringData is merged into its data.
+func normalize(obj runtime.Object) {
+	if sec, ok := obj.(*corev1.Secret); ok && len(sec.StringData) > 0 {
+		if sec.Data == nil {
+			sec.Data = map[string][]byte{}
+		}
+		for k, v := range sec.StringData {
+			sec.Data[k] = []byte(v)
+		}
+		sec.StringData = nil
+	}
 }
 
 func equalJSON(a, b any) bool {
