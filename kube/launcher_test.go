@@ -280,6 +280,34 @@ func TestLaunchIsIdempotent(t *testing.T) {
 	}
 }
 
+// TestLaunchFinishesAHalfLaunch: a launch that stopped after the Job (its
+// Secret not yet owned) is finished by the next one.
+func TestLaunchFinishesAHalfLaunch(t *testing.T) {
+	var once sync.Once
+	srv, l := newServer(t, kubetest.Options{Run: never, Intercept: func(r kubetest.Request) error {
+		var err error
+		if r.Resource == "secrets" && r.Verb == "update" {
+			once.Do(func() { err = apierrors.NewServiceUnavailable("etcd is busy") })
+		}
+		return err
+	}})
+	if err := l.Launch(ctx(t), job(7)); !apierrors.IsServiceUnavailable(err) {
+		t.Fatalf("first launch: %v", err)
+	}
+	c := srv.Client()
+	if s, _ := c.CoreV1().Secrets(ns).Get(ctx(t), "atoll-job-7-1", metav1.GetOptions{}); len(s.OwnerReferences) != 0 {
+		t.Fatalf("owner set despite the error: %v", s.OwnerReferences)
+	}
+	if err := l.Launch(ctx(t), job(7)); err != nil {
+		t.Fatal(err)
+	}
+	j, _ := c.BatchV1().Jobs(ns).Get(ctx(t), "atoll-job-7-1", metav1.GetOptions{})
+	s, _ := c.CoreV1().Secrets(ns).Get(ctx(t), "atoll-job-7-1", metav1.GetOptions{})
+	if len(s.OwnerReferences) != 1 || s.OwnerReferences[0].UID != j.UID || string(s.Data["token"]) != "s3cret" {
+		t.Errorf("after the second launch: %v %q", s.OwnerReferences, s.Data["token"])
+	}
+}
+
 func TestLaunchFailureRemovesTheSecret(t *testing.T) {
 	srv, l := newServer(t, kubetest.Options{Intercept: func(r kubetest.Request) error {
 		if r.Resource == "jobs" && r.Verb == "create" {

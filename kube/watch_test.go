@@ -230,6 +230,29 @@ func TestWatchDeletedJob(t *testing.T) {
 	}
 }
 
+func TestWatchDeadlineExceeded(t *testing.T) {
+	var srv *kubetest.Server
+	srv, l := newServer(t, kubetest.Options{TerminationDelay: 50 * time.Millisecond, Run: func(p *corev1.Pod) kubetest.PodOutcome {
+		srv.Running(p)
+		time.Sleep(5 * time.Second)
+		return kubetest.Succeed()
+	}})
+	jb := job(7)
+	jb.Template.ActiveDeadlineSeconds = 1
+	if err := l.Launch(ctx(t), jb); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := l.Watch(ctx(t), 7, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, ch)
+	f := got[len(got)-1].Failure
+	if f == nil || f.Reason != "JobFailed" || f.Message != "the Kubernetes Job failed: DeadlineExceeded: Job was active longer than specified deadline" {
+		t.Errorf("after the deadline: %+v %+v", got, f)
+	}
+}
+
 func TestWatchEndsWithContext(t *testing.T) {
 	_, l := newServer(t, kubetest.Options{Run: never})
 	c, cancel := context.WithCancel(context.Background())

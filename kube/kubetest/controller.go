@@ -119,6 +119,13 @@ func (s *Server) startJob(j *batchv1.Job) {
 	s.put("jobs", watch.Modified, j2)
 	run := &podRun{}
 	s.runs[pod.UID] = run
+	if d := j.Spec.ActiveDeadlineSeconds; d != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.deadline(j.Namespace, j.Name, j.UID, time.Duration(*d)*time.Second)
+		}()
+	}
 	in := pod.DeepCopy()
 	// Not in s.wg: Close does not wait for a hook that blocks.
 	go func() {
@@ -414,4 +421,40 @@ func (s *Server) force(namespace, name string, out PodOutcome) error {
 	}
 	s.apply(namespace, name, uid, out)
 	return nil
+}
+
+// deadline is activeDeadlineSeconds: a Job still active after d fails
+// (DeadlineExceeded) and its pods are deleted.
+func (s *Server) deadline(ns, name string, uid types.UID, d time.Duration) {
+	s.mu.Lock()
+	drop := s.closing
+	s.mu.Unlock()
+	select {
+	case <-time.After(d):
+	case <-drop:
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.objects["jobs"][ns+"/"+name]
+	if s.closed || o == nil || o.(*batchv1.Job).UID != uid {
+		return
+	}
+	j := o.DeepCopyObject().(*batchv1.Job)
+	if j.Status.Active == 0 || j.DeletionTimestamp != nil {
+		return
+	}
+	now := metav1.Now()
+	const msg = "Job was active longer than specified deadline"
+	j.Status.Active, j.Status.Failed = 0, j.Status.Failed+1
+	j.Status.Conditions = append(j.Status.Conditions,
+		batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonDeadlineExceeded, Message: msg, LastProbeTime: now, LastTransitionTime: now},
+		batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonDeadlineExceeded, Message: msg, LastProbeTime: now, LastTransitionTime: now})
+	s.put("jobs", watch.Modified, j)
+	s.event(ns, "Job", name, uid, corev1.EventTypeWarning, batchv1.JobReasonDeadlineExceeded, "job-controller", msg)
+	for _, d := range s.owned(uid, ns) {
+		if p, ok := d.obj.(*corev1.Pod); ok {
+			s.deletePod(p)
+		}
+	}
 }

@@ -80,6 +80,7 @@ type Server struct {
 	history  []event                              // every change since compacted
 	oldest   int64                                // watches from before this get 410
 	changed  chan struct{}                        // closed and replaced on each change
+	closing  chan struct{}                        // closed by Close
 	drop     chan struct{}                        // closed and replaced by DropWatches
 	recorded []Request
 	unknown  []string
@@ -117,6 +118,7 @@ func New(t testing.TB, opts Options) *Server {
 		objects: map[string]map[string]runtime.Object{},
 		changed: make(chan struct{}),
 		drop:    make(chan struct{}),
+		closing: make(chan struct{}),
 		runs:    map[types.UID]*podRun{},
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -132,6 +134,7 @@ func (s *Server) Close() {
 		return
 	}
 	s.closed = true
+	close(s.closing)
 	close(s.drop)
 	s.drop = make(chan struct{})
 	for _, r := range s.runs {
@@ -912,7 +915,10 @@ func (s *Server) deletePod(p *corev1.Pod) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		time.Sleep(s.opts.TerminationDelay)
+		select {
+		case <-time.After(s.opts.TerminationDelay):
+		case <-s.closing:
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if cur := s.objects["pods"][k]; cur != nil && mustAccessor(cur).GetUID() == uid && !s.closed {

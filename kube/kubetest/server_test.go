@@ -509,3 +509,35 @@ func TestJSONClient(t *testing.T) {
 		t.Errorf("after a background delete: %v", err)
 	}
 }
+
+func TestActiveDeadline(t *testing.T) {
+	var srv *kubetest.Server
+	srv = kubetest.New(t, kubetest.Options{Run: func(p *corev1.Pod) kubetest.PodOutcome {
+		srv.Running(p)
+		time.Sleep(10 * time.Second) // outlives the deadline; its outcome is ignored
+		return kubetest.Succeed()
+	}})
+	c := srv.Client()
+	j := job("a")
+	j.Spec.ActiveDeadlineSeconds = ptr(int64(1))
+	if _, err := c.BatchV1().Jobs(ns).Create(ctx(t), j, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 300 {
+		got, err := c.BatchV1().Jobs(ns).Get(ctx(t), "a", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(got.Status.Conditions, func(c batchv1.JobCondition) bool {
+			return c.Type == batchv1.JobFailed && c.Reason == "DeadlineExceeded"
+		}) {
+			pods, _ := c.CoreV1().Pods(ns).List(ctx(t), metav1.ListOptions{})
+			if len(pods.Items) != 0 {
+				t.Errorf("pods left after the deadline: %d", len(pods.Items))
+			}
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the Job did not fail at its deadline")
+}
