@@ -345,6 +345,7 @@ func describe(pod *corev1.Pod) (Status, bool) {
 			st.State, st.Failure = Failed, &Failure{Reason: wt.Reason, Message: "cannot start the worker: " + wt.Message}
 			return st, false
 		}
+		st.Message = wt.Reason // ContainerCreating, PodInitializing
 	}
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {

@@ -968,14 +968,25 @@ func (s *Server) watch(w http.ResponseWriter, req *http.Request, r route, q map[
 		defer cancel()
 	}
 	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Transfer-Encoding", "chunked")
-	w.WriteHeader(http.StatusOK)
-	if flusher != nil {
-		flusher.Flush()
+	started := false
+	start := func() {
+		// The answer's headers go once the watch's starting point is
+		// taken: a change made after the client's Watch returned is seen.
+		if started {
+			return
+		}
+		started = true
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Transfer-Encoding", "chunked")
+		w.WriteHeader(http.StatusOK)
+		if flusher != nil {
+			flusher.Flush()
+		}
 	}
+	defer start()
 	enc := json.NewEncoder(w)
 	send := func(typ watch.EventType, obj any) bool {
+		start()
 		b, err := json.Marshal(obj)
 		if err != nil {
 			return false
@@ -1019,6 +1030,7 @@ func (s *Server) watch(w http.ResponseWriter, req *http.Request, r route, q map[
 		from = n
 	}
 	s.mu.Unlock()
+	start()
 	for {
 		for _, e := range pending {
 			if !send(e.typ, e.obj) {
