@@ -77,7 +77,7 @@ func TestWatchOutcomes(t *testing.T) {
 					t.Fatalf("last %+v", last)
 				}
 				if want := []kube.State{kube.Pending, kube.Running, kube.Succeeded}; !slices.Equal(states(got), want) {
-					t.Errorf("states %v, want %v", states(got), want)
+					t.Errorf("states %v, want %v (%+v)", states(got), want, got)
 				}
 				return
 			}

@@ -114,6 +114,10 @@ func New(t testing.TB, opts Options) *Server {
 		opts.NodeName = "kubetest-node"
 	}
 	s := &Server{
+		// An empty store's list has a resourceVersion a watch can start
+		// from, as etcd's revision is never 0 ("0" means "any": the
+		// current state).
+		rv:      1,
 		opts:    opts,
 		objects: map[string]map[string]runtime.Object{},
 		changed: make(chan struct{}),
