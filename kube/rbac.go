@@ -21,7 +21,21 @@ type Permission struct {
 //   - events: list (Watch: the scheduler's message).
 //
 // The ownerReference Atoll sets has no blockOwnerDeletion, which would need
-// update on jobs/finalizers.
+// update on jobs/finalizers. As a Role:
+//
+//	rules:
+//	- apiGroups: [batch]
+//	  resources: [jobs]
+//	  verbs: [create, delete, get, list]
+//	- apiGroups: [""]
+//	  resources: [pods]
+//	  verbs: [list, watch]
+//	- apiGroups: [""]
+//	  resources: [secrets]
+//	  verbs: [create, delete, get, update]
+//	- apiGroups: [""]
+//	  resources: [events]
+//	  verbs: [list]
 var RequiredRBAC = []Permission{
 	{Group: "batch", Resource: "jobs", Verbs: []string{"create", "delete", "get", "list"}},
 	{Group: "", Resource: "pods", Verbs: []string{"list", "watch"}},
