@@ -67,6 +67,11 @@ var allowedImports = map[string][]string{
 	"cmd/atoll": {"atoll", "demo", "dispatch", "git", "gitcred", "inmem", "node", "procs", "replica", "runner",
 		"command", "runner/markdown", "runner/notify", "repocfg", "terraform",
 		"tfinstall", "store", "vcs", "vcs/azuredevops", "vcs/github", "vcs/local", "web", "worker"},
+	// Kubernetes Jobs for worker pools: client-go's typed clientset only,
+	// nothing of Atoll's (the dispatcher wires it in), and its fake API
+	// server, a test helper like those above.
+	"kube":          nil,
+	"kube/kubetest": nil,
 }
 
 // moduleImports is each package's imports of Atoll's own packages, as go
