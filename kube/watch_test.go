@@ -155,6 +155,7 @@ func TestWatchSurvives(t *testing.T) {
 	for st := next(); st.State != kube.Running; st = next() {
 		seen = append(seen, st.State)
 	}
+	t.Logf("states before running: %v", seen)
 	watches := func() int {
 		n := 0
 		for _, r := range srv.Recorded() {

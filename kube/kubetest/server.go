@@ -781,6 +781,7 @@ func (s *Server) delete(w http.ResponseWriter, req *http.Request, r route, q map
 	if opts.PropagationPolicy != nil {
 		policy = *opts.PropagationPolicy
 	}
+	//lint:ignore SA1019 deprecated, yet the real API server still honours it, and old clients send it
 	if opts.OrphanDependents != nil && !*opts.OrphanDependents {
 		policy = metav1.DeletePropagationBackground
 	}
