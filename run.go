@@ -21,6 +21,10 @@ type ApplyStart struct {
 	Policies func(checks []PolicyCheck) error
 	// Event is the apply's audit event, given the approval.
 	Event func(a *Approval) Event
+	// JobID is the apply job. When a worker holds it, its dispatch is
+	// marked applying in the same transaction: a worker that asks again
+	// (its answer lost with a node) is told yes, not "already applied".
+	JobID int64
 }
 
 // PlanResult is a plan job's success: the plan, its policy checks, the

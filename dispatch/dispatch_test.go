@@ -550,3 +550,61 @@ func TestJobTokenFetchesOnlyItsJob(t *testing.T) {
 type mirrors func(executor.Checkout) string
 
 func (m mirrors) Mirror(_ context.Context, co executor.Checkout) (string, error) { return m(co), nil }
+
+// The apply's start is committed with its dispatch marked applying: when
+// the node dies after the commit and before the worker heard yes, the
+// worker asking the next node is told yes (the plan is applied already,
+// by this job), and the runner is not asked again.
+func TestApplyAllowedBeforeAFailoverIsAllowedAfter(t *testing.T) {
+	f := newFixture(t, 5*time.Second)
+	ctx := context.Background()
+	var planID int64
+	err := f.db.Update(ctx, func(tx *store.Tx) error {
+		pj := &atoll.Job{Kind: atoll.JobPlan, PullID: f.pullID, ProjectID: f.projID, HeadSHA: "abc", User: "alice"}
+		if err := tx.InsertJob(pj); err != nil {
+			return err
+		}
+		p := &atoll.Plan{JobID: pj.ID, PullID: f.pullID, ProjectID: f.projID, HeadSHA: "abc", File: []byte("plan"), ShowJSON: []byte("{}")}
+		if err := tx.InsertUnlockedPlan(p); err != nil {
+			return err
+		}
+		planID = p.ID
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := f.job(atoll.JobApply)
+	spec.Plan = []byte("plan")
+	start := func(ctx context.Context) error {
+		_, err := f.db.StartApply(ctx, atoll.ApplyStart{PlanID: planID, Unlocked: true, JobID: spec.Job.ID,
+			Approve: func(*atoll.PlanRef, *atoll.Approval, time.Time) (*atoll.Approval, error) { return nil, nil },
+			Event:   func(*atoll.Approval) atoll.Event { return atoll.Event{Actor: "alice", Action: "apply.start"} }})
+		return err
+	}
+	// The first node: the worker asks, the apply's start is committed, the
+	// node dies before its answer (nor its own record) is written.
+	f.start(t.Context(), spec, &events{applying: start})
+	a := f.claim(5 * time.Second)
+	if err := start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The next node follows the job; the worker asks again.
+	next := &dispatch.Dispatcher{Store: f.db, Lease: 5 * time.Second}
+	ev := &events{applying: start}
+	go next.Executor("gpu").Run(t.Context(), spec, ev)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := next.Applying(ctx, a.JobID, a.JobToken)
+		if err == nil {
+			break
+		}
+		if atoll.ErrorCode(err) != atoll.EUNAVAILABLE || time.Now().After(deadline) {
+			t.Fatalf("the worker asking again after the failover: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if ev.applied != 0 {
+		t.Fatalf("the next node asked the runner %d times", ev.applied)
+	}
+}

@@ -162,7 +162,7 @@ func (r *Runner) applyChecked(ctx context.Context, w *work, j *atoll.Job, sink *
 	// Terraform changes anything: init fails before the plan is marked
 	// applied, and the plan stays.
 	startApply := func(ctx context.Context) error {
-		start := atoll.ApplyStart{PlanID: j.Spec.PlanID, Unlocked: lockMode(j) == repocfg.LockDisabled,
+		start := atoll.ApplyStart{PlanID: j.Spec.PlanID, JobID: j.ID, Unlocked: lockMode(j) == repocfg.LockDisabled,
 			Approve: func(ref *atoll.PlanRef, decision *atoll.Approval, now time.Time) (*atoll.Approval, error) {
 				return r.checkApproval(j, ref, decision, now)
 			},

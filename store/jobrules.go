@@ -50,6 +50,11 @@ func (db *DB) StartApply(ctx context.Context, s atoll.ApplyStart) (*atoll.Approv
 		if err != nil {
 			return err
 		}
+		if s.JobID != 0 {
+			if _, err := tx.exec(`UPDATE dispatches SET applying = 1 WHERE job_id = ? AND state = ?`, s.JobID, atoll.DispatchClaimed); err != nil {
+				return fmt.Errorf("store mark dispatch of job %d applying: %w", s.JobID, err)
+			}
+		}
 		return tx.AddEvent(s.Event(approval))
 	})
 	return approval, err
