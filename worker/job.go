@@ -56,10 +56,15 @@ func (w *Worker) runJob(exec, report context.Context, a *atoll.WorkerAssignment)
 	j.log.Info("job claimed")
 	res, err := j.execute()
 	if j.abandoned.Load() {
-		j.log.Warn("job abandoned: " + errAbandoned.Error())
-		return errAbandoned
+		return j.abandon()
 	}
 	return j.finish(res, err)
+}
+
+// abandon ends a job whose claim is no longer held, reporting nothing.
+func (j *job) abandon() error {
+	j.log.Warn("job abandoned: " + errAbandoned.Error())
+	return errAbandoned
 }
 
 // execute decodes the spec, fetches an apply's plan and runs the job. A
@@ -112,6 +117,9 @@ func (j *job) finish(res executor.Result, runErr error) error {
 	if err := j.logs.Flush(); err != nil {
 		j.log.Warn("job's log lines not all sent", "err", err)
 	}
+	if j.abandoned.Load() {
+		return j.abandon()
+	}
 	wr := atoll.WorkerResult{Error: j.userError(runErr)}
 	var err error
 	if wr.Result, err = json.Marshal(res); err != nil {
@@ -122,6 +130,11 @@ func (j *job) finish(res executor.Result, runErr error) error {
 		wr.PlanSHA256 = hex.EncodeToString(sum[:])
 	}
 	if err := j.w.client.Result(j.report, j.a.JobID, j.a.JobToken, wr); err != nil {
+		// The claim may have been found gone meanwhile (a heartbeat or a
+		// batch of lines was told so): then nothing is to be reported.
+		if j.abandonOn(err) || j.abandoned.Load() {
+			return j.abandon()
+		}
 		j.log.Error("job's result not reported", "err", err)
 		return fmt.Errorf("job %d: reporting its result: %w", j.a.JobID, err)
 	}

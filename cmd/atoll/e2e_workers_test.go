@@ -317,6 +317,8 @@ func TestStoppedWorkerLateReportRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "the resumed worker told its claim is gone", func() bool {
+		// Told by whichever call it makes first (a heartbeat, its
+		// checkout's fetch, a batch of lines); it then reports nothing.
 		return strings.Contains(stopped.out.String(), "job abandoned")
 	})
 	for _, l := range strings.Split(stopped.out.String(), "\n") {
