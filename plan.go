@@ -2,6 +2,8 @@ package atoll
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"time"
 )
 
@@ -16,6 +18,13 @@ type Summary struct {
 // NoChanges reports whether the plan changes nothing.
 func (s Summary) NoChanges() bool {
 	return s.Add == 0 && s.Change == 0 && s.Destroy == 0 && s.Import == 0
+}
+
+// PlanSHA256 is the SHA-256 of a plan file, in hex: what a stored plan,
+// its approvals and a worker's upload and download are checked by.
+func PlanSHA256(file []byte) string {
+	sum := sha256.Sum256(file)
+	return hex.EncodeToString(sum[:])
 }
 
 // Plan is a stored Terraform plan file with its machine-readable summary. It

@@ -17,10 +17,6 @@ package dispatch
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -202,22 +198,15 @@ func (d *Dispatcher) notify(pool string) {
 	}
 }
 
-// hash is the stored form of a secret.
-func hash(secret string) []byte {
-	h := sha256.Sum256([]byte(secret))
-	return h[:]
-}
+// hash is the stored form of a secret (atoll.HashSecret).
+func hash(secret string) []byte { return atoll.HashSecret(secret) }
 
-// newSecret is a random token with prefix.
+// newSecret is a random secret (atoll.NewSecret) with prefix: the prefix
+// tells what a secret found in a log or a paste is (a worker token, a job
+// token, a pinning secret), and is hashed with it.
 func newSecret(prefix string) string {
-	b := make([]byte, 32)
-	rand.Read(b)
-	return prefix + base64.RawURLEncoding.EncodeToString(b)
-}
-
-func sha256Hex(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
+	s, _ := atoll.NewSecret()
+	return prefix + s
 }
 
 // run dispatches one job to pool and waits for its result.
@@ -235,7 +224,7 @@ func (d *Dispatcher) run(ctx context.Context, pool string, spec executor.Spec, e
 	}
 	sum := ""
 	if len(w.plan) > 0 {
-		sum = sha256Hex(w.plan)
+		sum = atoll.PlanSHA256(w.plan)
 	}
 	d.register(w)
 	defer d.unregister(w)

@@ -248,7 +248,7 @@ func (d *Dispatcher) Result(ctx context.Context, jobID int64, jobToken string, r
 			return atoll.Errorf(atoll.EINVALID, "The result is not a job result: %v", err)
 		}
 	}
-	if len(r.Plan) > 0 && sha256Hex(r.Plan) != strings.ToLower(res.PlanSHA256) {
+	if len(r.Plan) > 0 && atoll.PlanSHA256(r.Plan) != strings.ToLower(res.PlanSHA256) {
 		return atoll.Errorf(atoll.EINVALID, "The plan file's SHA-256 is not the one reported: the upload is refused.")
 	}
 	raw, err := json.Marshal(res)

@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -32,8 +30,7 @@ func (tx *Tx) InsertPlan(p *atoll.Plan) error {
 func (tx *Tx) InsertUnlockedPlan(p *atoll.Plan) error { return tx.insertPlan(p) }
 
 func (tx *Tx) insertPlan(p *atoll.Plan) error {
-	sum := sha256.Sum256(p.File)
-	p.SHA256, p.CreatedAt = hex.EncodeToString(sum[:]), tx.now
+	p.SHA256, p.CreatedAt = atoll.PlanSHA256(p.File), tx.now
 	if _, err := tx.exec(`UPDATE plans SET discarded_at = ? WHERE pull_id = ? AND project_id = ? AND applied_at IS NULL AND discarded_at IS NULL`,
 		ts(tx.now), p.PullID, p.ProjectID); err != nil {
 		return fmt.Errorf("store discard old plans: %w", err)
@@ -161,8 +158,7 @@ func (db *DB) PlanFile(ctx context.Context, id int64) ([]byte, error) {
 	} else if pruned.Valid {
 		return nil, errPlanPruned(id, pruned.Int64)
 	}
-	sum := sha256.Sum256(file)
-	if hex.EncodeToString(sum[:]) != want {
+	if atoll.PlanSHA256(file) != want {
 		return nil, atoll.Errorf(atoll.EINTERNAL, "Stored plan %d does not match its hash.", id)
 	}
 	return file, nil

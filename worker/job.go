@@ -2,8 +2,6 @@ package worker
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,8 +103,7 @@ func (j *job) plan() ([]byte, error) {
 		j.abandonOn(err)
 		return nil, fmt.Errorf("downloading the plan file: %w", err)
 	}
-	sum := sha256.Sum256(plan)
-	if !strings.EqualFold(hex.EncodeToString(sum[:]), j.a.PlanSHA256) {
+	if !strings.EqualFold(atoll.PlanSHA256(plan), j.a.PlanSHA256) {
 		return nil, atoll.Errorf(atoll.EINTERNAL, "The plan file downloaded does not match its SHA-256: nothing was applied.")
 	}
 	return plan, nil
@@ -126,8 +123,7 @@ func (j *job) finish(res executor.Result, runErr error) error {
 		return err
 	}
 	if len(res.Plan) > 0 {
-		sum := sha256.Sum256(res.Plan)
-		wr.PlanSHA256 = hex.EncodeToString(sum[:])
+		wr.PlanSHA256 = atoll.PlanSHA256(res.Plan)
 	}
 	if err := j.w.client.Result(j.report, j.a.JobID, j.a.JobToken, wr); err != nil {
 		// The claim may have been found gone meanwhile (a heartbeat or a
