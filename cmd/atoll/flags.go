@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -275,7 +276,7 @@ func (c *Config) options() []option {
 		opt("ssl-cert-file", text(&c.SSLCertFile, ""), "serve https with this PEM certificate (chain first to last); read again when it changes"),
 		opt("ssl-key-file", text(&c.SSLKeyFile, ""), "the PEM private key of --ssl-cert-file"),
 		opt("enable-profiling-api", boolean(&c.EnableProfilingAPI, false), "serve net/http/pprof under /debug/pprof/ to admins"),
-		opt("log-level", text(&c.LogLevel, "info"), "debug, info, warn or error"),
+		opt("log-level", text(&c.LogLevel, "info").checked(checkLogLevel), "debug, info, warn or error"),
 		opt("demo-vcs", text(&c.DemoVCS, ""), "with --demo, name the demo repository as this host would: azuredevops gives demo-org/demo-project/infra (still a local repository)"),
 		opt("node-id", text(&c.NodeID, ""), "this node's name (default FLY_MACHINE_ID or the hostname)"),
 		opt("demo", boolean(&c.Demo, false), "run the self-contained demo (local repository, no credentials, 127.0.0.1 unless --addr)"),
@@ -610,14 +611,8 @@ func (c *Config) Parse(args []string, getenv func(string) string) error {
 	opts := c.options()
 	files := map[string]*string{}
 	fs := c.flagSet("atoll server", opts, files)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err: err, printed: true}
-	}
-	if fs.NArg() > 0 {
-		return usageError{err: fmt.Errorf("unexpected argument %q: flags only", fs.Arg(0))}
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	given, set := map[string]bool{}, map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -732,6 +727,31 @@ func readSecretFile(fs *flag.FlagSet, name, path string) error {
 	}
 	if err := fs.Set(name, v); err != nil {
 		return fmt.Errorf("--%s-file: %w", name, err)
+	}
+	return nil
+}
+
+// parseArgs parses a command's args with fs: -h is flag.ErrHelp, anything
+// the flag package refuses or an argument that is not a flag is a
+// usageError.
+func parseArgs(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err: err, printed: true}
+	}
+	if fs.NArg() > 0 {
+		return usageError{err: fmt.Errorf("unexpected argument %q: flags only", fs.Arg(0))}
+	}
+	return nil
+}
+
+// checkLogLevel refuses a --log-level slog does not know.
+func checkLogLevel(s string) error {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return fmt.Errorf("--log-level %q: debug, info, warn or error", s)
 	}
 	return nil
 }

@@ -121,6 +121,7 @@ func TestFlagBadValues(t *testing.T) {
 		"repo-config":        "/nonexistent/repos.yaml",
 		"repo-config-json":   `{"repos":[{"id":"/.*/","workflow":"nope"}]}`,
 		"tf-distribution":    "terraform2",
+		"log-level":          "verbose",
 	}
 	var c Config
 	for _, o := range c.options() {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/url"
 	"os"
 	"os/exec"
@@ -67,14 +66,6 @@ func parseServers(s string) ([]string, error) {
 	return out, nil
 }
 
-func checkLogLevel(s string) error {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(s)); err != nil {
-		return fmt.Errorf("--log-level %q: debug, info, warn or error", s)
-	}
-	return nil
-}
-
 const workerUsage = "usage: atoll worker --server URL --token-file FILE --pool NAME [flags] (atoll worker -h lists them)"
 
 // parse reads args, then ATOLL_<FLAG> for flags not given, and checks the
@@ -92,14 +83,8 @@ func (c *workerConfig) parse(args []string, getenv func(string) string, stderr i
 		fmt.Fprintf(fs.Output(), "Usage of atoll worker:\n")
 		printUsage(fs.Output(), opts)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err: err, printed: true}
-	}
-	if fs.NArg() > 0 {
-		return usageError{err: fmt.Errorf("unexpected argument %q: flags only", fs.Arg(0))}
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
