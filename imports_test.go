@@ -64,13 +64,13 @@ var allowedImports = map[string][]string{
 	// UnlockReporter), and writes no comment itself.
 	"web": {"atoll", "ansi", "assets", "metrics", "planview", "templates", "vcs"},
 	// Wiring only: it may import every package but the test helpers.
-	"cmd/atoll": {"atoll", "demo", "dispatch", "git", "gitcred", "inmem", "node", "procs", "replica", "runner",
+	"cmd/atoll": {"atoll", "demo", "dispatch", "git", "kube", "gitcred", "inmem", "node", "procs", "replica", "runner",
 		"command", "runner/markdown", "runner/notify", "repocfg", "terraform",
 		"tfinstall", "store", "vcs", "vcs/azuredevops", "vcs/github", "vcs/local", "web", "worker"},
 	// Kubernetes Jobs for worker pools: client-go's typed clientset only,
 	// nothing of Atoll's (the dispatcher wires it in), and its fake API
 	// server, a test helper like those above.
-	"kube":          nil,
+	"kube":          {"dispatch"},
 	"kube/kubetest": nil,
 }
 

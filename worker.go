@@ -174,8 +174,18 @@ type DispatchService interface {
 	FinishDispatch(ctx context.Context, jobID int64, jobTokenHash []byte, result json.RawMessage) error
 	// ExpireDispatch ends job id's claim whose lease ran out at now
 	// (ECONFLICT when it did not, or the claim already ended) and, with
-	// requeue, queues it again as its next attempt.
-	ExpireDispatch(ctx context.Context, jobID int64, requeue bool) (*Dispatch, error)
+	// requeue, queues it again as its next attempt, pinned to claimHash
+	// when one is given.
+	ExpireDispatch(ctx context.Context, jobID int64, requeue bool, claimHash []byte) (*Dispatch, error)
+	// EndDispatch ends attempt of job id's dispatch, queued or claimed,
+	// whose claimant is known to be gone (its Kubernetes pod ended), lease
+	// or not, as ExpireDispatch does. ECONFLICT when the dispatch is at
+	// another attempt or has ended.
+	EndDispatch(ctx context.Context, jobID int64, attempt int, requeue bool, claimHash []byte) (*Dispatch, error)
+	// PinDispatch pins job id's queued attempt to claimHash (a new
+	// claimant is started for it). ECONFLICT when the dispatch is at
+	// another attempt or not queued.
+	PinDispatch(ctx context.Context, jobID int64, attempt int, claimHash []byte) (*Dispatch, error)
 	// CancelDispatch ends job id's dispatch, queued or claimed, as
 	// canceled; a dispatch already ended is left as it is.
 	CancelDispatch(ctx context.Context, jobID int64) error

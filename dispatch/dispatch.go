@@ -67,6 +67,9 @@ type Dispatcher struct {
 	// Version is this build's version, shown to workers refused for
 	// speaking another protocol.
 	Version string
+	// Starters are the pools whose every job attempt gets a claimant of
+	// its own (Kubernetes Jobs), by pool; set before Start.
+	Starters map[string]Starter
 
 	mu      sync.Mutex
 	waiters map[int64]*waiter
@@ -94,6 +97,9 @@ type waiter struct {
 	// waited is set once the pull request was told the job waits for a
 	// worker: its claim then says the job runs.
 	waited atomic.Bool
+	// secret is the pinning secret of the attempt to start a claimant
+	// for (a Starter's pool), until it is started.
+	secret string
 }
 
 func (w *waiter) finished() { w.once.Do(func() { close(w.done) }) }
@@ -134,10 +140,15 @@ func (d *Dispatcher) Start(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				// A standby's copy is not writable: nothing to do there.
-				if err := d.Store.PruneDispatchResults(ctx); err != nil && ctx.Err() == nil && atoll.ErrorCode(err) != atoll.EUNAVAILABLE {
-					d.logger().Warn("prune worker results", "err", err)
+				// A standby's copy is not writable: nothing to do there,
+				// and claimants are the active node's to remove.
+				if err := d.Store.PruneDispatchResults(ctx); err != nil {
+					if ctx.Err() == nil && atoll.ErrorCode(err) != atoll.EUNAVAILABLE {
+						d.logger().Warn("prune worker results", "err", err)
+					}
+					continue
 				}
+				d.sweep(ctx)
 			}
 		}
 	}()
@@ -226,14 +237,21 @@ func (d *Dispatcher) run(ctx context.Context, pool string, spec executor.Spec, e
 	if len(w.plan) > 0 {
 		sum = atoll.PlanSHA256(w.plan)
 	}
+	var claimHash []byte
+	if d.Starters[pool] != nil {
+		w.secret, claimHash = PinnedSecret()
+	}
 	d.register(w)
 	defer d.unregister(w)
 	write := context.WithoutCancel(ctx)
-	disp, err := d.Store.QueueDispatch(write, &atoll.Dispatch{JobID: w.jobID, Pool: pool, Spec: raw, PlanSHA256: sum})
+	disp, err := d.Store.QueueDispatch(write, &atoll.Dispatch{JobID: w.jobID, Pool: pool, Spec: raw, PlanSHA256: sum, ClaimHash: claimHash})
 	if err != nil {
 		return executor.Result{}, err
 	}
-	if disp.State == atoll.DispatchQueued && disp.Attempt == 1 && disp.ClaimedAt == nil {
+	if !pinnedTo(disp, claimHash) {
+		w.secret = "" // queued before (by a node that stopped): not this secret's
+	}
+	if claimHash == nil && disp.State == atoll.DispatchQueued && disp.Attempt == 1 && disp.ClaimedAt == nil {
 		d.notify(pool)
 	}
 	return d.wait(ctx, w, disp)
@@ -245,6 +263,32 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, disp *atoll.Dispatch) 
 	tick := time.NewTicker(min(d.lease()/10, time.Second))
 	defer tick.Stop()
 	write := context.WithoutCancel(ctx)
+	st := d.Starters[w.pool]
+	var f *follower
+	defer func() { f.stop() }()
+	// follow starts (or adopts) the claimant of disp's attempt.
+	follow := func(disp *atoll.Dispatch) error {
+		if f != nil && f.attempt != disp.Attempt {
+			// The lost attempt's claimant is refused from now on; a hung
+			// one would hold its node's resources until its deadline.
+			if err := st.Stop(write, w.jobID, f.attempt); err != nil {
+				d.logger().Warn("stop lost claimant", "job", w.jobID, "attempt", f.attempt, "err", err)
+			}
+		}
+		f.stop()
+		f = nil
+		if st == nil {
+			return nil
+		}
+		secret := w.secret
+		w.secret = ""
+		var err error
+		f, err = d.claimant(ctx, w, st, disp, secret)
+		return err
+	}
+	if err := follow(disp); err != nil {
+		return executor.Result{}, err
+	}
 	told := ""
 	for {
 		switch disp.State {
@@ -253,7 +297,7 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, disp *atoll.Dispatch) 
 		case atoll.DispatchCanceled:
 			return executor.Result{}, atoll.Errorf(atoll.ECONFLICT, "The job's dispatch to pool %s was canceled.", w.pool)
 		case atoll.DispatchQueued:
-			if told != "queued" && !d.hasWorker(w.pool) {
+			if st == nil && told != "queued" && !d.hasWorker(w.pool) {
 				told = "queued"
 				msg := fmt.Sprintf("Waiting for a worker in pool %s: none is connected.", w.pool)
 				w.events.Write(atoll.StreamAtoll, msg)
@@ -270,6 +314,11 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, disp *atoll.Dispatch) 
 			if err != nil {
 				return executor.Result{}, err
 			}
+			if next.Attempt != disp.Attempt {
+				if err := follow(next); err != nil {
+					return executor.Result{}, err
+				}
+			}
 			disp, told = next, ""
 			continue
 		}
@@ -282,7 +331,33 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, disp *atoll.Dispatch) 
 			if err := d.Store.CancelDispatch(write, w.jobID); err != nil {
 				d.logger().Error("cancel dispatch", "job", w.jobID, "err", err)
 			}
+			if f != nil {
+				stopCtx, cancel := context.WithTimeout(write, 30*time.Second)
+				if err := st.Stop(stopCtx, w.jobID, f.attempt); err != nil {
+					d.logger().Error("stop claimant", "job", w.jobID, "err", err)
+				}
+				cancel()
+			}
 			return executor.Result{}, ctx.Err()
+		case ev, ok := <-f.events():
+			if !ok {
+				f.ch = nil // the lease decides from here
+				continue
+			}
+			next, err := d.claimantEvent(ctx, w, f, ev)
+			if err != nil {
+				return executor.Result{}, err
+			}
+			if next == nil {
+				continue
+			}
+			if next.Attempt != f.attempt {
+				if err := follow(next); err != nil {
+					return executor.Result{}, err
+				}
+			}
+			disp = next
+			continue
 		case <-w.done:
 		case <-tick.C:
 		}
@@ -295,34 +370,54 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, disp *atoll.Dispatch) 
 	}
 }
 
-// lost handles a claim whose lease ran out: a plan (or import, state rm)
-// that has not been dispatched maxAttempts times is queued again; anything
-// else is interrupted. It returns the dispatch queued again.
+// lost handles a claim whose lease ran out (see lostClaim).
 func (d *Dispatcher) lost(ctx context.Context, w *waiter, disp *atoll.Dispatch) (*atoll.Dispatch, error) {
-	again := w.spec.Job.Kind == atoll.JobPlan && disp.Attempt < maxAttempts
 	who := fmt.Sprintf("Worker %s (pool %s) stopped reporting and its lease ran out", disp.Worker, w.pool)
 	if disp.State == atoll.DispatchLost {
-		again = false
+		return nil, d.interrupted(w, disp, who)
 	}
+	return d.lostClaim(ctx, w, disp, who, func(requeue bool, hash []byte) (*atoll.Dispatch, error) {
+		return d.Store.ExpireDispatch(ctx, w.jobID, requeue, hash)
+	})
+}
+
+// lostClaim ends a claim whose worker is gone (who says how), with end:
+// a plan (or import, state rm) that has not been dispatched maxAttempts
+// times is queued again (pinned anew in a Starter's pool); anything else
+// is interrupted. It returns the dispatch to follow next.
+func (d *Dispatcher) lostClaim(ctx context.Context, w *waiter, disp *atoll.Dispatch, who string, end func(requeue bool, claimHash []byte) (*atoll.Dispatch, error)) (*atoll.Dispatch, error) {
+	again := w.spec.Job.Kind == atoll.JobPlan && disp.Attempt < maxAttempts
 	if again {
 		w.events.Write(atoll.StreamAtoll, who+": planning again.")
 		if err := w.events.Flush(); err != nil {
 			return nil, err
 		}
 	}
-	if disp.State == atoll.DispatchClaimed {
-		next, err := d.Store.ExpireDispatch(ctx, w.jobID, again)
-		if atoll.ErrorCode(err) == atoll.ECONFLICT {
-			// Renewed meanwhile (a heartbeat raced the clock): follow it.
-			return d.Store.Dispatch(ctx, w.jobID)
-		} else if err != nil {
-			return nil, err
-		}
-		if again {
-			d.notify(w.pool)
-			return next, nil
-		}
+	var hash []byte
+	secret := ""
+	if again && d.Starters[w.pool] != nil {
+		secret, hash = PinnedSecret()
 	}
+	next, err := end(again, hash)
+	if atoll.ErrorCode(err) == atoll.ECONFLICT {
+		// Renewed meanwhile (a heartbeat raced the clock), or reported:
+		// follow it.
+		return d.Store.Dispatch(ctx, w.jobID)
+	} else if err != nil {
+		return nil, err
+	}
+	if again {
+		w.secret = secret
+		if hash == nil {
+			d.notify(w.pool)
+		}
+		return next, nil
+	}
+	return nil, d.interrupted(w, disp, who)
+}
+
+// interrupted is the outcome of a job whose worker was lost for good.
+func (d *Dispatcher) interrupted(w *waiter, disp *atoll.Dispatch, who string) error {
 	d.logger().Warn("worker lost", "job", w.jobID, "worker", disp.Worker, "pool", w.pool, "kind", w.spec.Job.Kind)
 	msg := who + "."
 	switch {
@@ -333,7 +428,7 @@ func (d *Dispatcher) lost(ctx context.Context, w *waiter, disp *atoll.Dispatch) 
 	default:
 		msg += " Nothing was changed yet, and it is not retried: run it again."
 	}
-	return nil, &executor.Interrupted{Message: msg}
+	return &executor.Interrupted{Message: msg}
 }
 
 // decodeResult is the job's result as its worker reported it.

@@ -363,6 +363,19 @@ func (l *Launcher) Delete(ctx context.Context, jobID int64, attempt int) error {
 	return nil
 }
 
+// Exists reports whether an attempt's Job exists and is not being
+// deleted.
+func (l *Launcher) Exists(ctx context.Context, jobID int64, attempt int) (bool, error) {
+	name := Name(jobID, attempt)
+	job, err := l.Client.BatchV1().Jobs(l.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("read %s: %w", name, err)
+	}
+	return ours(job, jobID, attempt) && job.DeletionTimestamp == nil, nil
+}
+
 // Launched is a Job Atoll launched, as List reads it.
 type Launched struct {
 	Name    string

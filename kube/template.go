@@ -4,6 +4,8 @@
 package kube
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,46 +23,46 @@ const DefaultTTLSecondsAfterFinished = 600
 // pool that runs on Kubernetes.
 type PodTemplate struct {
 	// Image is the worker image (default Launcher.Image).
-	Image string `json:"image,omitempty" yaml:"image"`
+	Image string `json:"image,omitempty"`
 	// ImagePullPolicy is Always, IfNotPresent or Never (default: the
 	// cluster's).
-	ImagePullPolicy string `json:"imagePullPolicy,omitempty" yaml:"image_pull_policy"`
+	ImagePullPolicy string `json:"imagePullPolicy,omitempty"`
 	// Command replaces the image's entrypoint (default: the image's, which
 	// runs atoll); the arguments are always the worker's.
-	Command []string `json:"command,omitempty" yaml:"command"`
+	Command []string `json:"command,omitempty"`
 	// ExtraArgs are appended to `worker --once ...`, e.g.
 	// --terraform-bin=/opt/terraform.
-	ExtraArgs []string `json:"extraArgs,omitempty" yaml:"extra_args"`
+	ExtraArgs []string `json:"extraArgs,omitempty"`
 	// Requests and Limits are quantities by resource name: "cpu": "500m",
 	// "memory": "2Gi", "ephemeral-storage": "10Gi".
-	Requests map[string]string `json:"requests,omitempty" yaml:"requests"`
-	Limits   map[string]string `json:"limits,omitempty" yaml:"limits"`
+	Requests map[string]string `json:"requests,omitempty"`
+	Limits   map[string]string `json:"limits,omitempty"`
 	// NodeSelector, Tolerations and Affinity place the pod.
-	NodeSelector map[string]string   `json:"nodeSelector,omitempty" yaml:"node_selector"`
-	Tolerations  []corev1.Toleration `json:"tolerations,omitempty" yaml:"tolerations"`
-	Affinity     *corev1.Affinity    `json:"affinity,omitempty" yaml:"affinity"`
+	NodeSelector map[string]string   `json:"nodeSelector,omitempty"`
+	Tolerations  []corev1.Toleration `json:"tolerations,omitempty"`
+	Affinity     *corev1.Affinity    `json:"affinity,omitempty"`
 	// ServiceAccountName is the pod's identity (workload identity, IRSA):
 	// its token is mounted only when it is set.
-	ServiceAccountName string `json:"serviceAccountName,omitempty" yaml:"service_account_name"`
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 	// Env is literal environment variables; EnvFromSecrets names Secrets
 	// of the namespace whose keys become variables.
-	Env            []EnvVar `json:"env,omitempty" yaml:"env"`
-	EnvFromSecrets []string `json:"envFromSecrets,omitempty" yaml:"env_from_secrets"`
+	Env            []EnvVar `json:"env,omitempty"`
+	EnvFromSecrets []string `json:"envFromSecrets,omitempty"`
 	// Annotations and Labels are added to the pod (labels also to the
 	// Job); Atoll's own labels cannot be overridden.
-	Annotations map[string]string `json:"annotations,omitempty" yaml:"annotations"`
-	Labels      map[string]string `json:"labels,omitempty" yaml:"labels"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
 	// ActiveDeadlineSeconds bounds the Job's run (0: none).
-	ActiveDeadlineSeconds int64 `json:"activeDeadlineSeconds,omitempty" yaml:"active_deadline_seconds"`
+	ActiveDeadlineSeconds int64 `json:"activeDeadlineSeconds,omitempty"`
 	// TTLSecondsAfterFinished is how long the finished Job is kept
 	// (nil: DefaultTTLSecondsAfterFinished).
-	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty" yaml:"ttl_seconds_after_finished"`
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
 // EnvVar is one environment variable.
 type EnvVar struct {
-	Name  string `json:"name" yaml:"name"`
-	Value string `json:"value" yaml:"value"`
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // Validate checks the template as the API server would, with errors that
@@ -171,4 +173,21 @@ func (t PodTemplate) resources() (corev1.ResourceRequirements, error) {
 		}
 	}
 	return rr, errors.Join(errs...)
+}
+
+// ParsePodTemplate decodes a pool's pod template (JSON, in Kubernetes'
+// spelling: imagePullPolicy, nodeSelector, ...) strictly, and checks it
+// as Validate does: where names where it is, e.g. "repos.yaml line 7:
+// execution_pools.gpu.kubernetes".
+func ParsePodTemplate(where string, raw []byte, defaultImage string) (PodTemplate, error) {
+	var t PodTemplate
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&t); err != nil {
+		return t, fmt.Errorf("%s: %s", where, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if err := t.Validate(defaultImage); err != nil {
+		return t, fmt.Errorf("%s: %w", where, err)
+	}
+	return t, nil
 }

@@ -403,7 +403,12 @@ func failure(pod *corev1.Pod, cs *corev1.ContainerStatus) *Failure {
 			return &Failure{Reason: "OOMKilled", Message: "killed: out of memory, limit " + limit}
 		}
 		if t.ExitCode != 0 {
-			return &Failure{Reason: "Error", Message: fmt.Sprintf("the worker pod exited with code %d", t.ExitCode)}
+			msg := fmt.Sprintf("the worker pod exited with code %d", t.ExitCode)
+			if last := lastLine(t.Message); last != "" {
+				// FallbackToLogsOnError: the end of its log, which says why.
+				msg += ": " + last
+			}
+			return &Failure{Reason: "Error", Message: msg}
 		}
 	}
 	msg := "the worker pod failed"
@@ -414,4 +419,14 @@ func failure(pod *corev1.Pod, cs *corev1.ContainerStatus) *Failure {
 		msg += ": " + pod.Status.Message
 	}
 	return &Failure{Reason: "Error", Message: msg}
+}
+
+// lastLine is the last non-empty line of s, at most 300 bytes of it.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if len(last) > 300 {
+		last = last[len(last)-300:]
+	}
+	return last
 }

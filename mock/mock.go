@@ -164,7 +164,9 @@ type DispatchService struct {
 	RenewDispatchFn        func(ctx context.Context, jobID int64, jobTokenHash []byte, lease time.Duration) (*atoll.Dispatch, error)
 	MarkDispatchApplyingFn func(ctx context.Context, jobID int64, jobTokenHash []byte) error
 	FinishDispatchFn       func(ctx context.Context, jobID int64, jobTokenHash []byte, result json.RawMessage) error
-	ExpireDispatchFn       func(ctx context.Context, jobID int64, requeue bool) (*atoll.Dispatch, error)
+	ExpireDispatchFn       func(ctx context.Context, jobID int64, requeue bool, claimHash []byte) (*atoll.Dispatch, error)
+	EndDispatchFn          func(ctx context.Context, jobID int64, attempt int, requeue bool, claimHash []byte) (*atoll.Dispatch, error)
+	PinDispatchFn          func(ctx context.Context, jobID int64, attempt int, claimHash []byte) (*atoll.Dispatch, error)
 	CancelDispatchFn       func(ctx context.Context, jobID int64) error
 	DispatchesFn           func(ctx context.Context, states ...string) ([]*atoll.Dispatch, error)
 	AckDispatchLogsFn      func(ctx context.Context, jobID int64, jobTokenHash []byte, seq int64, lease time.Duration) error
@@ -228,8 +230,16 @@ func (d *DispatchService) FinishDispatch(ctx context.Context, jobID int64, jobTo
 	return d.FinishDispatchFn(ctx, jobID, jobTokenHash, result)
 }
 
-func (d *DispatchService) ExpireDispatch(ctx context.Context, jobID int64, requeue bool) (*atoll.Dispatch, error) {
-	return d.ExpireDispatchFn(ctx, jobID, requeue)
+func (d *DispatchService) ExpireDispatch(ctx context.Context, jobID int64, requeue bool, claimHash []byte) (*atoll.Dispatch, error) {
+	return d.ExpireDispatchFn(ctx, jobID, requeue, claimHash)
+}
+
+func (d *DispatchService) EndDispatch(ctx context.Context, jobID int64, attempt int, requeue bool, claimHash []byte) (*atoll.Dispatch, error) {
+	return d.EndDispatchFn(ctx, jobID, attempt, requeue, claimHash)
+}
+
+func (d *DispatchService) PinDispatch(ctx context.Context, jobID int64, attempt int, claimHash []byte) (*atoll.Dispatch, error) {
+	return d.PinDispatchFn(ctx, jobID, attempt, claimHash)
 }
 
 func (d *DispatchService) CancelDispatch(ctx context.Context, jobID int64) error {

@@ -21,6 +21,9 @@ type ServerConfig struct {
 	Policies *Policies
 	// TeamAuthz is the external authorization command (nil: none).
 	TeamAuthz *TeamAuthz
+	// ExecutionPools are the pools run by Atoll itself rather than by
+	// their own workers (execution_pools, Atoll's own key), by name.
+	ExecutionPools map[string]ExecutionPool
 	// Warnings are the keys parsed and checked but not acted on by Atoll,
 	// one message each, as in Config.Warnings.
 	Warnings []string
@@ -30,6 +33,9 @@ type ServerConfig struct {
 	// AutoplanFileList is --autoplan-file-list, copied by Load into
 	// Config.AutoplanFileList; nil keeps the built-in rule.
 	AutoplanFileList []string
+	// DefaultExecutionPool is the pool of repositories no matching entry
+	// gives one (--default-execution-pool); "" is local.
+	DefaultExecutionPool string
 }
 
 // ServerRepo is one entry of repos. Nil slices and pointers mean "not
@@ -157,7 +163,7 @@ func regexValue(s string) (string, bool) {
 // serverTopKeys are the top-level keys of a server config. metrics and
 // external_stores configure Atlantis itself; they are checked to be
 // mappings and otherwise ignored, with a warning.
-var serverTopKeys = keySet("repos", "workflows", "policies", "metrics", "team_authz", "external_stores")
+var serverTopKeys = keySet("repos", "workflows", "policies", "metrics", "team_authz", "external_stores", "execution_pools")
 
 // serverRepoKeys are the keys of a repos entry.
 var serverRepoKeys = keySet("id", "branch", "repo_config_file", "workflow", "plan_requirements",

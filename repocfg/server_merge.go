@@ -29,12 +29,12 @@ type serverSettings struct {
 	// the deprecated repo_locking is false (it wins, as in Atlantis).
 	repoLocks         string
 	silencePRComments []string
-	executionPool     string // "" when no entry sets execution_pool
+	executionPool     string // "" when no entry sets execution_pool, nor the server a default
 }
 
 // settings resolves the keys for the repository id (host/owner/name).
 func (s *ServerConfig) settings(id string) serverSettings {
-	out := serverSettings{repoLocks: LockOnPlan}
+	out := serverSettings{repoLocks: LockOnPlan, executionPool: s.DefaultExecutionPool}
 	repoLocking := true
 	for _, r := range s.Repos {
 		if !r.IDMatches(id) {

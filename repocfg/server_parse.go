@@ -52,6 +52,8 @@ func ParseServerConfig(name string, data []byte) (*ServerConfig, error) {
 			sc.Policies, err = d.serverPolicies(f.val, f.name)
 		case "team_authz":
 			sc.TeamAuthz, err = d.teamAuthz(f.val, f.name)
+		case "execution_pools":
+			sc.ExecutionPools, err = d.executionPools(f.val, f.name)
 		case "metrics", "external_stores":
 			if _, err = d.fields(f.val, f.name); err == nil {
 				d.warn(f.key, f.name, "")

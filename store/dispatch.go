@@ -317,8 +317,8 @@ func (db *DB) FinishDispatch(ctx context.Context, jobID int64, jobTokenHash []by
 }
 
 // ExpireDispatch ends a claim whose lease ran out, and queues it again
-// with requeue.
-func (db *DB) ExpireDispatch(ctx context.Context, jobID int64, requeue bool) (*atoll.Dispatch, error) {
+// with requeue (pinned to claimHash when given).
+func (db *DB) ExpireDispatch(ctx context.Context, jobID int64, requeue bool, claimHash []byte) (*atoll.Dispatch, error) {
 	var out *atoll.Dispatch
 	err := db.Update(ctx, func(tx *Tx) (err error) {
 		d, err := tx.dispatch(jobID)
@@ -328,17 +328,62 @@ func (db *DB) ExpireDispatch(ctx context.Context, jobID int64, requeue bool) (*a
 		if d.State != atoll.DispatchClaimed || (d.LeaseExpiresAt != nil && tx.now.Before(*d.LeaseExpiresAt)) {
 			return atoll.Errorf(atoll.ECONFLICT, "Job %d's claim is %s and its lease has not run out.", jobID, d.State)
 		}
-		if requeue {
-			_, err = tx.exec(`UPDATE dispatches SET state = ?, attempt = attempt + 1, token_id = NULL, worker = '', job_token_hash = NULL,
-				lease_expires_at = NULL, claimed_at = NULL, applying = 0, log_acked = 0, created_at = ? WHERE job_id = ?`,
-				atoll.DispatchQueued, ts(tx.now), jobID)
-		} else {
-			_, err = tx.exec(`UPDATE dispatches SET state = ?, finished_at = ? WHERE job_id = ?`, atoll.DispatchLost, ts(tx.now), jobID)
-		}
+		out, err = tx.endDispatch(jobID, requeue, claimHash)
+		return err
+	})
+	return out, err
+}
+
+// EndDispatch ends attempt's dispatch, queued or claimed, whose claimant
+// is known to be gone, and queues it again with requeue.
+func (db *DB) EndDispatch(ctx context.Context, jobID int64, attempt int, requeue bool, claimHash []byte) (*atoll.Dispatch, error) {
+	var out *atoll.Dispatch
+	err := db.Update(ctx, func(tx *Tx) (err error) {
+		d, err := tx.dispatch(jobID)
 		if err != nil {
-			return fmt.Errorf("store expire dispatch of job %d: %w", jobID, err)
+			return err
 		}
-		tx.notifyJob(jobID)
+		if d.Attempt != attempt || (d.State != atoll.DispatchClaimed && d.State != atoll.DispatchQueued) {
+			return atoll.Errorf(atoll.ECONFLICT, "Job %d's dispatch is attempt %d, %s: attempt %d cannot be ended.", jobID, d.Attempt, d.State, attempt)
+		}
+		out, err = tx.endDispatch(jobID, requeue, claimHash)
+		return err
+	})
+	return out, err
+}
+
+// endDispatch ends job id's current attempt as lost, or queues its next
+// attempt (pinned to claimHash when given).
+func (tx *Tx) endDispatch(jobID int64, requeue bool, claimHash []byte) (*atoll.Dispatch, error) {
+	var err error
+	if requeue {
+		_, err = tx.exec(`UPDATE dispatches SET state = ?, attempt = attempt + 1, token_id = NULL, worker = '', job_token_hash = NULL,
+			lease_expires_at = NULL, claimed_at = NULL, applying = 0, log_acked = 0, claim_hash = ?, created_at = ? WHERE job_id = ?`,
+			atoll.DispatchQueued, nullBytes(claimHash), ts(tx.now), jobID)
+	} else {
+		_, err = tx.exec(`UPDATE dispatches SET state = ?, claim_hash = NULL, finished_at = ? WHERE job_id = ?`, atoll.DispatchLost, ts(tx.now), jobID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store end dispatch of job %d: %w", jobID, err)
+	}
+	tx.notifyJob(jobID)
+	return tx.dispatch(jobID)
+}
+
+// PinDispatch pins job id's queued attempt to claimHash.
+func (db *DB) PinDispatch(ctx context.Context, jobID int64, attempt int, claimHash []byte) (*atoll.Dispatch, error) {
+	var out *atoll.Dispatch
+	err := db.Update(ctx, func(tx *Tx) (err error) {
+		d, err := tx.dispatch(jobID)
+		if err != nil {
+			return err
+		}
+		if d.Attempt != attempt || d.State != atoll.DispatchQueued {
+			return atoll.Errorf(atoll.ECONFLICT, "Job %d's dispatch is attempt %d, %s: attempt %d cannot be pinned.", jobID, d.Attempt, d.State, attempt)
+		}
+		if _, err := tx.exec(`UPDATE dispatches SET claim_hash = ? WHERE job_id = ?`, claimHash, jobID); err != nil {
+			return fmt.Errorf("store pin dispatch of job %d: %w", jobID, err)
+		}
 		out, err = tx.dispatch(jobID)
 		return err
 	})

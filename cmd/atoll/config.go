@@ -72,6 +72,18 @@ type Config struct {
 	ApprovalTTL  time.Duration
 	// WorkerLease is a worker's claim's lease (--worker-lease).
 	WorkerLease time.Duration
+	// DefaultExecutionPool is the pool of repositories whose repo config
+	// entry names none (--default-execution-pool; "" is local).
+	DefaultExecutionPool string
+	// The Kubernetes Jobs of the pools the repo config gives a pod
+	// template (execution_pools): their namespace (--kube-namespace; ""
+	// is the in-cluster service account's), the client's config outside a
+	// cluster (--kubeconfig, --kube-context), the image of templates that
+	// name none (--kube-worker-image), the URLs their pods reach this
+	// server at (--kube-server-url; "" is --public-url), and how long a pod
+	// may stay unschedulable (--kube-schedule-timeout).
+	KubeNamespace, Kubeconfig, KubeContext, KubeWorkerImage, KubeServerURL string
+	KubeScheduleTimeout                                                    time.Duration
 	// ApprovalFourEyes: a plan's trigger cannot approve it either.
 	ApprovalFourEyes bool
 

@@ -18,6 +18,7 @@ import (
 	"github.com/atollhq/atoll/command"
 	"github.com/atollhq/atoll/demo"
 	"github.com/atollhq/atoll/dispatch"
+	"github.com/atollhq/atoll/kube"
 	"github.com/atollhq/atoll/repocfg"
 	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/store"
@@ -450,6 +451,23 @@ func (c *Config) options() []option {
 			}
 			return nil
 		}), "how long a worker's claim on a job lasts without a heartbeat: a plan whose worker is silent longer is planned again, an apply is interrupted (workers heartbeat every third of it)"),
+		opt("default-execution-pool", parsed(&c.DefaultExecutionPool, func(s string) (string, error) {
+			if s == "" {
+				return s, nil
+			}
+			return s, repocfg.CheckPool(s)
+		}), "the execution pool of repositories whose repo config entry names none: a pool of workers, or one of execution_pools (default: the active node itself, "+atoll.PoolLocal+")"),
+		opt("kube-namespace", text(&c.KubeNamespace, ""), "namespace of the Kubernetes Jobs of the pools the repo config runs on Kubernetes (execution_pools; default: the namespace of the server's own pod)"),
+		opt("kubeconfig", text(&c.Kubeconfig, ""), "kubeconfig file of a server that runs outside the cluster it starts Kubernetes Jobs in (default: the in-cluster service account)"),
+		opt("kube-context", text(&c.KubeContext, ""), "context of --kubeconfig to use (default: its current context)"),
+		opt("kube-worker-image", text(&c.KubeWorkerImage, ""), "image of the Kubernetes Jobs' pods whose pool's pod template names none (an image of this Atoll version)"),
+		opt("kube-server-url", text(&c.KubeServerURL, ""), "comma-separated URLs the Kubernetes Jobs' pods reach this server at, e.g. its Service's http://atoll.ci.svc:4141 (default: --public-url)"),
+		opt("kube-schedule-timeout", duration(&c.KubeScheduleTimeout, kube.DefaultScheduleTimeout).checked(func(d time.Duration) error {
+			if d < time.Second {
+				return fmt.Errorf("--kube-schedule-timeout must be at least 1s")
+			}
+			return nil
+		}), "how long a Kubernetes Job's pod may stay unschedulable before its job fails with the scheduler's reason"),
 		opt("approval-four-eyes", boolean(&c.ApprovalFourEyes, false), "four-eyes plan approval: whoever triggered a plan cannot approve it either (the pull request's author never can)"),
 
 		// Server-side repo config and policy checks. The config parses as

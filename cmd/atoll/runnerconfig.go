@@ -87,7 +87,7 @@ func (c *Config) runnerServerConfig(log *slog.Logger) (*repocfg.ServerConfig, er
 	if err != nil {
 		return nil, err
 	}
-	if c.AutodiscoverMode == "" && list == nil {
+	if c.AutodiscoverMode == "" && list == nil && c.DefaultExecutionPool == "" {
 		return sc, nil
 	}
 	if sc == nil {
@@ -100,6 +100,7 @@ func (c *Config) runnerServerConfig(log *slog.Logger) (*repocfg.ServerConfig, er
 	if list != nil {
 		out.AutoplanFileList = list
 	}
+	out.DefaultExecutionPool = c.DefaultExecutionPool
 	return &out, nil
 }
 
@@ -135,7 +136,11 @@ func (m *Main) newRunner(d runnerDeps) (*runner.Runner, error) {
 	// Runner.Start kills what a crashed process left recorded here.
 	procReg := &procs.Registry{Dir: filepath.Join(d.workDir, "procs")}
 	// Worker pools: the dispatcher is every pool's executor but local's.
-	m.Dispatcher = &dispatch.Dispatcher{Store: m.DB, ServeGit: git.UploadPack, Lease: c.WorkerLease, Logger: m.Logger, Version: Version}
+	starters, err := c.kubeStarters(cfg.ServerConfig, d.publicURL)
+	if err != nil {
+		return nil, err
+	}
+	m.Dispatcher = &dispatch.Dispatcher{Store: m.DB, ServeGit: git.UploadPack, Lease: c.WorkerLease, Logger: m.Logger, Version: Version, Starters: starters}
 	return &runner.Runner{
 		Config:    cfg,
 		DB:        m.DB,

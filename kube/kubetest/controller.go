@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -284,6 +285,7 @@ func (s *Server) apply(ns, name string, uid types.UID, out PodOutcome) {
 		cs.Ready, cs.Started = false, ptr(false)
 		cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 			ExitCode: code, Reason: reason, StartedAt: started, FinishedAt: now,
+			Message: terminationMessage(p, out.Log, code),
 		}}
 	}
 	s.put("pods", watch.Modified, p)
@@ -329,7 +331,62 @@ func (s *Server) finishJob(p *corev1.Pod, now metav1.Time) {
 			s.event(j.Namespace, "Job", j.Name, j.UID, corev1.EventTypeWarning, "BackoffLimitExceeded", "job-controller", "Job has reached the specified backoff limit")
 		}
 		s.put("jobs", watch.Modified, j)
+		if j.Spec.TTLSecondsAfterFinished != nil {
+			s.expire(j, time.Duration(*j.Spec.TTLSecondsAfterFinished)*time.Second)
+		}
 	}
+}
+
+// expire is the TTL-after-finished controller: it deletes a finished Job
+// after its ttl with its pod and its Secret (s.mu held).
+func (s *Server) expire(j *batchv1.Job, ttl time.Duration) {
+	k, uid := key(j), j.UID
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		select {
+		case <-time.After(ttl):
+		case <-s.closing:
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		cur := s.objects["jobs"][k]
+		if s.closed || cur == nil || mustAccessor(cur).GetUID() != uid || mustAccessor(cur).GetDeletionTimestamp() != nil {
+			return
+		}
+		// Foreground, as the real controller deletes: the pod (and the
+		// Secret it owns) first, then the Job.
+		o := cur.DeepCopyObject()
+		acc := mustAccessor(o)
+		now := metav1.Now()
+		acc.SetDeletionTimestamp(&now)
+		acc.SetFinalizers(append(acc.GetFinalizers(), metav1.FinalizerDeleteDependents))
+		s.put("jobs", watch.Modified, o)
+		s.collect(uid, j.Namespace, func() {
+			if cur := s.objects["jobs"][k]; cur != nil && mustAccessor(cur).GetUID() == uid {
+				s.put("jobs", watch.Deleted, cur.DeepCopyObject())
+			}
+		})
+	}()
+}
+
+// terminationMessage is what the kubelet puts in a container's
+// terminated.message with FallbackToLogsOnError when it exits with an
+// error: the end of its log, at most 80 lines and 2048 bytes.
+func terminationMessage(p *corev1.Pod, log string, code int32) string {
+	if code == 0 || len(p.Spec.Containers) == 0 || p.Spec.Containers[0].TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
+	if len(lines) > 80 {
+		lines = lines[len(lines)-80:]
+	}
+	msg := strings.Join(lines, "\n")
+	if len(msg) > 2048 {
+		msg = msg[len(msg)-2048:]
+	}
+	return msg
 }
 
 // Running moves the pod to Running now, for a Run hook that then takes its
