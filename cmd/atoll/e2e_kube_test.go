@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -416,6 +417,61 @@ func TestKubernetesOOMUnschedulableAndCancel(t *testing.T) {
 	if d, err := e.m.DB.Dispatch(context.Background(), again.ID); err != nil || d.State != atoll.DispatchCanceled {
 		t.Fatalf("canceled dispatch: %+v %v", d, err)
 	}
+	k.checkRBAC(t)
+	k.checkNoLeaks(t)
+}
+
+// The active node killed (SIGKILL) while a Job runs its plan, and started
+// again: it adopts the running Job, found by its labels, instead of
+// starting another, and the plan's one outcome is told once.
+func TestKubernetesActiveRestartAdoptsJobs(t *testing.T) {
+	k := newKubeCluster(t)
+	c := newHACluster(t, "s3", map[string]string{"staging/main.tf": tfProject("staging", 1)})
+	c.ExtraArgs = []string{"--repo-config-json", kubeRepoConfig(t), "--default-execution-pool", "k8s",
+		"--kubeconfig", k.kubeconfig, "--worker-lease", "20s"}
+	a := startNode(t, c, "a")
+	active := waitActive(t, 30*time.Second, a)
+	opened, _ := c.openPull(t, 1, "grow", map[string]string{
+		"atlantis.yaml":   "version: 3\nprojects:\n- dir: staging\n  workflow: slow\n",
+		"staging/main.tf": tfProject("staging", 2),
+	}, "staging/main.tf")
+	mustSend(t, active.URL, opened)
+	eventually(t, 60*time.Second, "the plan's pod running", func() bool {
+		pods := k.srv.Pods(kubeNamespace)
+		return len(pods) == 1 && pods[0].Status.Phase == corev1.PodRunning
+	})
+	time.Sleep(1500 * time.Millisecond) // its worker is in the plan's 4 s sleep step
+	killedAt := time.Now()
+	active.kill9(t)
+	a = startNode(t, c, "a")
+	waitActive(t, 60*time.Second, a)
+	t.Logf("active again %v after the kill", time.Since(killedAt).Round(time.Millisecond))
+
+	eventually(t, 90*time.Second, "the plan's comment", func() bool { return len(c.GH.pullComments(1)) >= 1 })
+	time.Sleep(2 * time.Second) // a second outcome would land now
+	comments := c.GH.pullComments(1)
+	if len(comments) != 1 {
+		t.Fatalf("%d comments after the restart:\n%s", len(comments), strings.Join(comments, "\n---\n"))
+	}
+	mustContain(t, "the plan", comments[0], "Plan: 2 to add")
+	if n := k.created(); n != 1 {
+		t.Fatalf("%d Jobs created: the restarted node started the plan again", n)
+	}
+	var jobs []atoll.Job
+	if _, err := getJSONFrom(a.URL+"/api/v1/jobs?repo=acme/infra&pull=1&kind=plan", &jobs); err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 1 || jobs[0].State != atoll.JobSucceeded {
+		t.Fatalf("plan jobs after the restart: %+v", jobs)
+	}
+	resp, err := haClient.Get(fmt.Sprintf("%s/jobs/%d/log.txt", a.URL, jobs[0].ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	mustContain(t, "the plan's log", string(log), "Started Kubernetes Job "+kube.Name(jobs[0].ID, 1),
+		"Following Kubernetes Job "+kube.Name(jobs[0].ID, 1)+" (namespace ci), which runs the job.", "Plan: 2 to add")
 	k.checkRBAC(t)
 	k.checkNoLeaks(t)
 }
