@@ -201,3 +201,74 @@ func TestExecutionPoolJSON(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// The server's default pool (--default-execution-pool) is the pool of a
+// repository no matching entry gives one: an entry's pool wins, and a
+// project overrides it only where allowed.
+func TestDefaultExecutionPool(t *testing.T) {
+	const plain, override = "version: 3\nprojects:\n- dir: a\n", "version: 3\nprojects:\n- dir: a\n  execution_pool: gpu\n"
+	for _, tc := range []struct{ name, server, file, want string }{
+		{"default only", "repos:\n- id: /.*/\n", plain, "k8s"},
+		{"an entry's pool wins", "repos:\n- id: /.*/\n  execution_pool: eu\n", plain, "eu"},
+		{"a project's pool where allowed", "repos:\n- id: /.*/\n  allowed_overrides: [execution_pool]\n", override, "gpu"},
+		{"local written in an entry is local", "repos:\n- id: /.*/\n  execution_pool: local\n", plain, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := server(t, tc.server)
+			sc.DefaultExecutionPool = "k8s"
+			cfg, err := loadWith(t, sc, repoID, "main", map[string]string{"atlantis.yaml": tc.file})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := project(t, cfg, "a").ExecutionPool; got != tc.want {
+				t.Errorf("ExecutionPool = %q; want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// execution_pools: each pool name maps to how its jobs run (a kubernetes
+// pod template, kept as JSON for package kube to decode); bad shapes are
+// errors with the file, line and key, as for every other key.
+func TestExecutionPoolsParse(t *testing.T) {
+	sc := server(t, `execution_pools:
+  team-a:
+    kubernetes:
+      image: ghcr.io/atollhq/atoll:1.0.0
+      limits: {memory: 2Gi}
+      tolerations:
+      - {key: dedicated, operator: Equal, value: terraform, effect: NoSchedule}
+      ttlSecondsAfterFinished: 0
+repos:
+- id: /.*/
+  execution_pool: team-a
+`)
+	p, ok := sc.ExecutionPools["team-a"]
+	if !ok || len(sc.ExecutionPools) != 1 {
+		t.Fatalf("ExecutionPools = %v", sc.ExecutionPools)
+	}
+	const want = `{"image":"ghcr.io/atollhq/atoll:1.0.0","limits":{"memory":"2Gi"},"tolerations":[{"effect":"NoSchedule","key":"dedicated","operator":"Equal","value":"terraform"}],"ttlSecondsAfterFinished":0}`
+	if string(p.Kubernetes) != want || p.KubernetesLine != 3 || p.Line != 2 {
+		t.Fatalf("team-a = %s (lines %d, %d)", p.Kubernetes, p.Line, p.KubernetesLine)
+	}
+	if got := repocfg.PoolLocation("repos.yaml", "team-a", p); got != "repos.yaml line 3: execution_pools.team-a.kubernetes" {
+		t.Fatalf("PoolLocation = %q", got)
+	}
+
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"not a mapping", "execution_pools: [a]\n", "line 1: execution_pools: must be a mapping"},
+		{"bad pool name", "execution_pools:\n  Team_A:\n    kubernetes: {}\n", `line 2: execution_pools.Team_A: "Team_A" is not a pool name`},
+		{"local", "execution_pools:\n  local:\n    kubernetes: {}\n", `execution_pools.local: "local" is not a pool name for this list`},
+		{"unknown key", "execution_pools:\n  a:\n    docker: {}\n", `line 3: execution_pools.a: unknown key "docker"`},
+		{"empty pool", "execution_pools:\n  a: {}\n", "line 2: execution_pools.a: says nothing of how its jobs run"},
+		{"template not a mapping", "execution_pools:\n  a:\n    kubernetes: [x]\n", "line 3: execution_pools.a.kubernetes: must be a mapping (a pod template), got a list"},
+		{"key twice", "execution_pools:\n  a:\n    kubernetes: {}\n  a:\n    kubernetes: {}\n", "line 4: execution_pools.a: key is defined twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := repocfg.ParseServerConfig("repos.yaml", []byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v; want %q", err, tc.want)
+			}
+		})
+	}
+}
