@@ -106,6 +106,11 @@ func (c *Config) kubeClient() (kubernetes.Interface, string, error) {
 		return nil, "", fmt.Errorf("--kube-namespace: no namespace given, and none found in %s", inClusterNamespace)
 	}
 	cfg.UserAgent = "atoll/" + Version
+	// client-go's default (5 requests a second, bursts of 10) would queue
+	// a burst of plans: each Job costs about eight calls (its Secret, the
+	// Job, the owner reference, the pod list, watch and events). The API
+	// server's priority and fairness still protects it.
+	cfg.QPS, cfg.Burst = 50, 100
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, "", fmt.Errorf("kubernetes client: %w", err)
