@@ -268,9 +268,10 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, disp *atoll.Dispatch) 
 	defer func() { f.stop() }()
 	// follow starts (or adopts) the claimant of disp's attempt.
 	follow := func(disp *atoll.Dispatch) error {
-		if f != nil && f.attempt != disp.Attempt {
+		if f != nil && f.attempt != disp.Attempt && !f.ended {
 			// The lost attempt's claimant is refused from now on; a hung
-			// one would hold its node's resources until its deadline.
+			// one would hold its node's resources until its deadline. One
+			// that ended is kept (its log) until its TTL.
 			if err := st.Stop(write, w.jobID, f.attempt); err != nil {
 				d.logger().Warn("stop lost claimant", "job", w.jobID, "attempt", f.attempt, "err", err)
 			}

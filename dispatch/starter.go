@@ -62,6 +62,7 @@ type follower struct {
 	ch      <-chan ClaimantEvent
 	cancel  context.CancelFunc
 	note    string // the last note written
+	ended   bool   // it ended
 }
 
 func (f *follower) stop() {
@@ -153,6 +154,7 @@ func (d *Dispatcher) claimantEvent(ctx context.Context, w *waiter, f *follower, 
 		}
 		return nil, nil
 	}
+	f.ended = true
 	write := context.WithoutCancel(ctx)
 	disp, err := d.Store.Dispatch(write, w.jobID)
 	if err != nil {

@@ -122,8 +122,8 @@ func hello(name string) atoll.WorkerHello {
 }
 
 // A plan whose pod dies mid-run (OOM) is started again as attempt 2 with
-// a new secret; the first secret is spent, the pool's own workers never
-// get the job, and the lost attempt's claimant is stopped.
+// a new secret; the first secret is spent and the pool's own workers
+// never get the job.
 func TestStarterPlanAgainAfterPodDied(t *testing.T) {
 	f := newFixture(t, 5*time.Second)
 	st := newStarter()
@@ -178,7 +178,8 @@ func TestStarterPlanAgainAfterPodDied(t *testing.T) {
 			t.Errorf("log %q lacks %q", lines, want)
 		}
 	}
-	if starts, stops := st.snapshot(); len(starts) != 2 || len(stops) != 1 || stops[0] != 1 {
+	// The dead pod's Job is kept for its log (until its TTL).
+	if starts, stops := st.snapshot(); len(starts) != 2 || len(stops) != 0 {
 		t.Fatalf("starts %d, stops %v", len(starts), stops)
 	}
 }
@@ -312,6 +313,33 @@ func TestStarterAdoptRepinAndCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r := wait(t, nextDone); r.err != nil || r.res.Output != "ok" {
+		t.Fatalf("Run = %+v, %v", r.res, r.err)
+	}
+}
+
+// A pod that hangs (its worker silent past the lease, the pod still
+// there) loses its plan to a new attempt, and its Job is deleted: it is
+// refused from then on and would hold its node's resources.
+func TestStarterHungPodReplaced(t *testing.T) {
+	f := newFixture(t, time.Second)
+	st := newStarter()
+	f.d.Starters = map[string]dispatch.Starter{"gpu": st}
+	done := f.start(t.Context(), f.job(atoll.JobPlan), &events{})
+	if _, err := f.d.Claim(context.Background(), st.startOf(t, 1).secret, hello("pod-1"), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	second := st.startOf(t, 2)
+	b, err := f.d.Claim(context.Background(), second.secret, hello("pod-2"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, stops := st.snapshot(); len(stops) != 1 || stops[0] != 1 {
+		t.Fatalf("the hung attempt's Job: stops %v", stops)
+	}
+	if err := f.d.Result(context.Background(), b.JobID, b.JobToken, result(t, executor.Result{Output: "planned"}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if r := wait(t, done); r.err != nil || r.res.Output != "planned" {
 		t.Fatalf("Run = %+v, %v", r.res, r.err)
 	}
 }
