@@ -56,6 +56,8 @@ func TestWatchOutcomes(t *testing.T) {
 			`cannot pull image ghcr.io/atollhq/atoll:1.2.3: rpc error: code = NotFound desc = failed to pull and unpack image "ghcr.io/atollhq/atoll:1.2.3": not found`},
 		{"evicted", kubetest.Evict("The node was low on resource: ephemeral-storage."), "Evicted", "evicted: The node was low on resource: ephemeral-storage."},
 		{"exit code", kubetest.Exit(2), "Error", "the worker pod exited with code 2"},
+		{"exit code with a log", kubetest.PodOutcome{Kind: kubetest.Exited, ExitCode: 1, Log: "atoll worker started\natoll worker: claim: 401 Unknown or spent claim secret.\n"}, "Error",
+			"the worker pod exited with code 1: atoll worker: claim: 401 Unknown or spent claim secret."},
 		{"unschedulable", kubetest.Unschedulable("0/3 nodes are available: 3 Insufficient memory."), "Unschedulable",
 			"no node can run it: 0/3 nodes are available: 3 Insufficient memory."},
 	} {

@@ -541,3 +541,55 @@ func TestActiveDeadline(t *testing.T) {
 	}
 	t.Fatal("the Job did not fail at its deadline")
 }
+
+// The kubelet's FallbackToLogsOnError puts the end of a failed
+// container's log in its termination message; the TTL-after-finished
+// controller then deletes the finished Job, its pod and what it owns.
+func TestTerminationMessageAndTTL(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	var srv *kubetest.Server
+	srv = kubetest.New(t, kubetest.Options{Run: func(p *corev1.Pod) kubetest.PodOutcome {
+		cmd := exec.Command("sh", p.Spec.Containers[0].Args...)
+		cmd.Env = kubetest.ContainerEnv(p)
+		return srv.Exec(p, cmd)
+	}})
+	c := srv.Client()
+	j := job("ttl")
+	j.Spec.TTLSecondsAfterFinished = ptr(int32(1))
+	j.Spec.Template.Spec.Containers[0].TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+	j.Spec.Template.Spec.Containers[0].Args = []string{"-c", "echo first; echo why it failed; exit 3"}
+	created, err := c.BatchV1().Jobs(ns).Create(ctx(t), j, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ttl-token", OwnerReferences: []metav1.OwnerReference{
+		{APIVersion: "batch/v1", Kind: "Job", Name: "ttl", UID: created.UID}}}}
+	if _, err := c.CoreV1().Secrets(ns).Create(ctx(t), owned, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := waitPod(t, c, "ttl", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	if tm := terminated(p); tm == nil || tm.Message != "first\nwhy it failed" {
+		t.Fatalf("termination message: %+v", tm)
+	}
+	finished := time.Now()
+	deadline := finished.Add(10 * time.Second)
+	for {
+		_, jerr := c.BatchV1().Jobs(ns).Get(ctx(t), "ttl", metav1.GetOptions{})
+		_, serr := c.CoreV1().Secrets(ns).Get(ctx(t), "ttl-token", metav1.GetOptions{})
+		if apierrors.IsNotFound(jerr) && apierrors.IsNotFound(serr) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after its TTL: job %v, secret %v", jerr, serr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if took := time.Since(finished); took < 900*time.Millisecond {
+		t.Fatalf("deleted %v after it finished: before its TTL of 1s", took)
+	}
+	if pods := srv.Pods(ns); len(pods) != 0 {
+		t.Fatalf("%d pods left", len(pods))
+	}
+}
