@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,21 +137,7 @@ func (k *kubeCluster) run(pod *corev1.Pod) kubetest.PodOutcome {
 
 // scan records the files under dir that hold one of secrets (k.mu held).
 func (k *kubeCluster) scan(dir string, secrets ...string) {
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil
-		}
-		for _, s := range secrets {
-			if bytes.Contains(b, []byte(s)) {
-				k.leaks = append(k.leaks, fmt.Sprintf("%s holds a secret (%.6s…)", path, s))
-			}
-		}
-		return nil
-	})
+	k.leaks = append(k.leaks, filesHolding(dir, secrets...)...)
 }
 
 // podsOf are job id's pods (every attempt).

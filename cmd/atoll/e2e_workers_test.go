@@ -145,6 +145,14 @@ func dispatchOf(t *testing.T, e *e2e, jobID int64, what string, cond func(*atoll
 // noSecretsOnDisk fails if any file under dir holds one of the secrets.
 func noSecretsOnDisk(t *testing.T, dir string, secrets ...string) {
 	t.Helper()
+	for _, leak := range filesHolding(dir, secrets...) {
+		t.Error(leak)
+	}
+}
+
+// filesHolding says which files under dir hold one of the secrets.
+func filesHolding(dir string, secrets ...string) []string {
+	var leaks []string
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
@@ -155,11 +163,12 @@ func noSecretsOnDisk(t *testing.T, dir string, secrets ...string) {
 		}
 		for _, s := range secrets {
 			if bytes.Contains(b, []byte(s)) {
-				t.Errorf("%s holds a secret (%.8s…)", path, s)
+				leaks = append(leaks, fmt.Sprintf("%s holds a secret (%.6s…)", path, s))
 			}
 		}
 		return nil
 	})
+	return leaks
 }
 
 // Plans and applies of several pull requests run on two workers; the
