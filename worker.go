@@ -304,6 +304,9 @@ type WorkerOverview struct {
 	Queued map[string]int `json:"queued"`
 	// Running are the claimed dispatches.
 	Running []*Dispatch `json:"running"`
+	// Kubernetes are the pools whose every job runs as its own Kubernetes
+	// Job, by pool: where ("namespace ci").
+	Kubernetes map[string]string `json:"kubernetes,omitempty"`
 }
 
 // WorkerSeen is a worker as the active node last saw it.

@@ -379,6 +379,12 @@ func (d *Dispatcher) Workers(ctx context.Context) (*atoll.WorkerOverview, error)
 		return nil, err
 	}
 	o := &atoll.WorkerOverview{Tokens: tokens, Queued: map[string]int{}}
+	for pool, st := range d.Starters {
+		if o.Kubernetes == nil {
+			o.Kubernetes = map[string]string{}
+		}
+		o.Kubernetes[pool] = st.Where()
+	}
 	jobs := map[seenKey][]int64{}
 	for _, disp := range live {
 		if disp.State == atoll.DispatchQueued {

@@ -29,6 +29,9 @@ type Starter interface {
 	// Describe names attempt's claimant for the job's log, e.g.
 	// "Kubernetes Job atoll-job-7-1 (namespace ci)".
 	Describe(jobID int64, attempt int) string
+	// Where says where the pool's claimants run, for the workers page
+	// ("namespace ci").
+	Where() string
 	// Sweep removes the running claimants keep says no dispatch waits on
 	// (their job was canceled or ended while no node followed them).
 	Sweep(ctx context.Context, keep func(jobID int64, attempt int) bool) error

@@ -72,6 +72,8 @@ func (s *starter) Describe(jobID int64, attempt int) string {
 
 func (s *starter) Sweep(context.Context, func(int64, int) bool) error { return nil }
 
+func (s *starter) Where() string { return "namespace test" }
+
 // send sends ev to attempt's follower once it follows.
 func (s *starter) send(t *testing.T, attempt int, ev dispatch.ClaimantEvent) {
 	t.Helper()

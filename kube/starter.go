@@ -84,6 +84,9 @@ func (s *Starter) Describe(jobID int64, attempt int) string {
 	return fmt.Sprintf("Kubernetes Job %s (namespace %s)", Name(jobID, attempt), s.Launcher.Namespace)
 }
 
+// Where is the Jobs' namespace.
+func (s *Starter) Where() string { return "namespace " + s.Launcher.Namespace }
+
 // Sweep deletes the running Jobs of this pool that keep refuses.
 func (s *Starter) Sweep(ctx context.Context, keep func(jobID int64, attempt int) bool) error {
 	launched, err := s.Launcher.List(ctx)

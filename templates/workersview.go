@@ -35,6 +35,16 @@ func Queues(queued map[string]int) []PoolQueue {
 	return q
 }
 
+// KubernetesPools are the pools run as Kubernetes Jobs and where, by pool
+// name.
+func KubernetesPools(pools map[string]string) [][2]string {
+	var out [][2]string
+	for _, p := range slices.Sorted(maps.Keys(pools)) {
+		out = append(out, [2]string{p, "Kubernetes Jobs, " + pools[p]})
+	}
+	return out
+}
+
 // queuedText is the overview's line of the queued jobs per pool.
 func queuedText(queued map[string]int) string {
 	var parts []string
@@ -51,6 +61,8 @@ func DispatchText(d *atoll.Dispatch) string {
 	switch {
 	case d == nil:
 		return ""
+	case (d.State == atoll.DispatchQueued || d.Worker == "") && len(d.ClaimHash) > 0:
+		return "Waiting for its Kubernetes Job's pod (pool " + d.Pool + ")"
 	case d.State == atoll.DispatchQueued || d.Worker == "":
 		return "Waiting for a worker in pool " + d.Pool
 	}

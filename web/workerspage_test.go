@@ -25,9 +25,10 @@ func workerOverview() *atoll.WorkerOverview {
 			{ID: 3, Name: "eu-runners", Pool: "eu", CreatedBy: "admin-user", CreatedAt: now.Add(-2 * time.Hour), SeenAt: &seen, Worker: "w-eu-1", Version: "v1.4.0"},
 			{ID: 2, Name: "old-us", Pool: "us", CreatedBy: "admin-user", CreatedAt: now.Add(-48 * time.Hour), RevokedAt: &revoked, RevokedBy: "admin-user"},
 		},
-		Workers: []atoll.WorkerSeen{{Name: "w-eu-1", Pool: "eu", Version: "v1.4.0", TokenID: 3, SeenAt: seen, Jobs: []int64{42}}},
-		Queued:  map[string]int{"eu": 2, "us": 1},
-		Running: []*atoll.Dispatch{{JobID: 42, Pool: "eu", Attempt: 1, State: atoll.DispatchClaimed, TokenID: 3, Worker: "w-eu-1"}},
+		Workers:    []atoll.WorkerSeen{{Name: "w-eu-1", Pool: "eu", Version: "v1.4.0", TokenID: 3, SeenAt: seen, Jobs: []int64{42}}},
+		Queued:     map[string]int{"eu": 2, "us": 1},
+		Running:    []*atoll.Dispatch{{JobID: 42, Pool: "eu", Attempt: 1, State: atoll.DispatchClaimed, TokenID: 3, Worker: "w-eu-1"}},
+		Kubernetes: map[string]string{"k8s": "namespace ci"},
 	}
 }
 
@@ -55,7 +56,8 @@ func TestWorkersPage(t *testing.T) {
 	}
 	wantContains(t, body, `<a href="/workers">Workers</a>`, `id="workers-seen"`, "w-eu-1", "v1.4.0", `href="/jobs/42"`, "#42",
 		`id="worker-queues"`, `<td class="mono">eu</td><td>2</td>`, `<td class="mono">us</td><td>1</td>`,
-		"eu-runners", "old-us", "revoked", `data-live-topics="job"`, `hx-get="/workers?section=workers"`)
+		"eu-runners", "old-us", "revoked", `data-live-topics="job"`, `hx-get="/workers?section=workers"`,
+		`id="kubernetes-pools"`, `<td class="mono">k8s</td><td>Kubernetes Jobs, namespace ci</td>`)
 	if strings.Contains(body, "/admin/worker-tokens") || strings.Contains(body, "admin page") {
 		t.Error("the workers page offers the admin's actions to a viewer")
 	}
