@@ -808,6 +808,15 @@ func TestDeployHelmDefaults(t *testing.T) {
 	if n := len(helmObjects[map[string]any](t, m, "Ingress")); n != 0 {
 		t.Errorf("an Ingress by default")
 	}
+	// Every job a Kubernetes Job: the default pool's template is one the
+	// server accepts (helmRepoConfig decodes and validates it), and it is
+	// the default pool.
+	if _, pools := helmRepoConfig(t, m, sts.Spec.Template.Spec, c); len(pools) != 1 || c.envValue("ATOLL_DEFAULT_EXECUTION_POOL") != "kubernetes" {
+		t.Errorf("execution_pools %v, ATOLL_DEFAULT_EXECUTION_POOL=%q: want the pool kubernetes, and it the default", slices.Collect(maps.Keys(pools)), c.envValue("ATOLL_DEFAULT_EXECUTION_POOL"))
+	} else if err := pools["kubernetes"].Validate("img"); err != nil {
+		t.Errorf("execution_pools.kubernetes: %v", err)
+	}
+
 	// The default grace period covers the default stop timeout.
 	if c.envValue("ATOLL_STOP_TIMEOUT") != "300s" {
 		t.Errorf("ATOLL_STOP_TIMEOUT=%q, want 300s (stopTimeoutSeconds)", c.envValue("ATOLL_STOP_TIMEOUT"))
@@ -1368,6 +1377,8 @@ func TestDeployHelmRefuses(t *testing.T) {
 		{"a quantity as a number", []string{"--set", replica, "--set-json", `kubernetes.pools.kubernetes.limits={"cpu":2}`}, "got number, want string"},
 		{"a Kubernetes pool named local", []string{"--set", replica, "--set-json", `kubernetes.pools.local={}`}, `"local" is the active node's own pool`},
 		{"a Kubernetes pool that is not a DNS label", []string{"--set", replica, "--set-json", `kubernetes.pools.Team_A={}`}, "invalid propertyName 'Team_A'"},
+		{"the Role on the namespace's default ServiceAccount", []string{"--set", replica, "--set", "serviceAccount.create=false"}, "would be the namespace's default one"},
+		{"a pool running as the server's ServiceAccount", []string{"--set", replica, "--set", "kubernetes.pools.kubernetes.serviceAccountName=rel-atoll"}, "kubernetes.pools[kubernetes].serviceAccountName: rel-atoll is the server's ServiceAccount"},
 		{"a pool both Kubernetes and workers", []string{"--set", replica, "--set-json", `workerPools=[{"name":"kubernetes","tokenSecret":{"name":"t"}}]`}, `"kubernetes" is also in workerPools`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -183,6 +183,9 @@ the top-level execution_pools key. Empty when there is neither.
 {{- end }}
 {{- end }}
 {{- $template = $template | default dict }}
+{{- if eq (toString $template.serviceAccountName) (include "atoll.serviceAccountName" $) }}
+{{- fail (printf "kubernetes.pools[%s].serviceAccountName: %s is the server's ServiceAccount, which holds the Role that reads this namespace's Secrets (the job tokens): give the runs an account of their own" $name $template.serviceAccountName) }}
+{{- end }}
 {{- range $template.env }}
 {{- if regexMatch (include "atoll.secretEnvPattern" $) (toString .name) }}
 {{- fail (printf "kubernetes.pools[%s].env: %s looks secret: a pod template's env holds literal values, which the ConfigMap would show; put it in a Secret and name the Secret in envFromSecrets" $name .name) }}
