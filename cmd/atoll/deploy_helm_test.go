@@ -2,15 +2,18 @@ package main_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -21,8 +24,15 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	main "github.com/atollhq/atoll/cmd/atoll"
+	"github.com/atollhq/atoll/kube"
 	"github.com/atollhq/atoll/repocfg"
 )
 
@@ -102,9 +112,59 @@ func helmRender(t *testing.T, args ...string) (*helmManifests, error) {
 		}
 		var raw any
 		node.Decode(&raw)
+		checkK8sType(t, head.Kind, head.Metadata.Name, &node)
 		m.docs = append(m.docs, helmDoc{Kind: head.Kind, Name: head.Metadata.Name, node: &node, raw: raw})
 	}
 	return m, nil
+}
+
+// helmKinds are the objects the chart renders, each with its apiVersion
+// and its type in k8s.io/api.
+var helmKinds = map[string]struct {
+	apiVersion string
+	new        func() any
+}{
+	"StatefulSet":         {"apps/v1", func() any { return &appsv1.StatefulSet{} }},
+	"Deployment":          {"apps/v1", func() any { return &appsv1.Deployment{} }},
+	"Service":             {"v1", func() any { return &corev1.Service{} }},
+	"ServiceAccount":      {"v1", func() any { return &corev1.ServiceAccount{} }},
+	"ConfigMap":           {"v1", func() any { return &corev1.ConfigMap{} }},
+	"PodDisruptionBudget": {"policy/v1", func() any { return &policyv1.PodDisruptionBudget{} }},
+	"Ingress":             {"networking.k8s.io/v1", func() any { return &networkingv1.Ingress{} }},
+	"Role":                {"rbac.authorization.k8s.io/v1", func() any { return &rbacv1.Role{} }},
+	"RoleBinding":         {"rbac.authorization.k8s.io/v1", func() any { return &rbacv1.RoleBinding{} }},
+}
+
+// checkK8sType decodes a rendered object strictly into its k8s.io/api
+// type, as the API server would read it (YAML 1.1 through sigs.k8s.io/yaml,
+// then JSON): a misspelt or misplaced field, or a value of the wrong type,
+// fails here rather than at kubectl apply.
+func checkK8sType(t *testing.T, kind, name string, node *yaml.Node) {
+	t.Helper()
+	k, ok := helmKinds[kind]
+	if !ok {
+		t.Errorf("%s %s: a kind the tests do not know: add it to helmKinds", kind, name)
+		return
+	}
+	text, err := yaml.Marshal(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := sigsyaml.YAMLToJSONStrict(text)
+	if err != nil {
+		t.Errorf("%s %s: %v", kind, name, err)
+		return
+	}
+	obj := k.new()
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(obj); err != nil {
+		t.Errorf("%s %s does not decode into its k8s.io/api type: %v", kind, name, err)
+		return
+	}
+	if got := reflect.ValueOf(obj).Elem().FieldByName("APIVersion").String(); got != k.apiVersion {
+		t.Errorf("%s %s: apiVersion %q, want %s", kind, name, got, k.apiVersion)
+	}
 }
 
 func mustRender(t *testing.T, args ...string) *helmManifests {
@@ -139,6 +199,28 @@ func helmObjects[T any](t *testing.T, m *helmManifests, kind string) []T {
 			}
 			out = append(out, v)
 		}
+	}
+	return out
+}
+
+// helmK8s returns every object of a kind decoded into its k8s.io/api type
+// T (through JSON, as checkK8sType does).
+func helmK8s[T any](t *testing.T, m *helmManifests, kind string) []T {
+	t.Helper()
+	var out []T
+	for _, d := range m.docs {
+		if d.Kind != kind {
+			continue
+		}
+		text, err := yaml.Marshal(d.node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v T
+		if err := sigsyaml.UnmarshalStrict(text, &v); err != nil {
+			t.Fatalf("%s %s: %v", kind, d.Name, err)
+		}
+		out = append(out, v)
 	}
 	return out
 }
@@ -406,7 +488,9 @@ func workerFlags(t *testing.T, bin string) map[string]bool {
 
 // checkPodSecurity holds a pod and its containers to the hardening the
 // chart promises, with the image's own user.
-func checkPodSecurity(t *testing.T, where string, pod k8sPodSpec) {
+// wantToken: the pod calls the Kubernetes API (the server, with
+// kubernetes.enabled) and mounts its ServiceAccount's token.
+func checkPodSecurity(t *testing.T, where string, pod k8sPodSpec, wantToken bool) {
 	t.Helper()
 	uid, gid := dockerfileUser(t)
 	ps := pod.SecurityContext
@@ -419,8 +503,12 @@ func checkPodSecurity(t *testing.T, where string, pod k8sPodSpec) {
 	if ps.SeccompProfile.Type != "RuntimeDefault" {
 		t.Errorf("%s: pod seccompProfile %q, want RuntimeDefault", where, ps.SeccompProfile.Type)
 	}
-	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
-		t.Errorf("%s: automountServiceAccountToken is not false: nothing in the pod calls the Kubernetes API", where)
+	if got := pod.AutomountServiceAccountToken; got == nil || *got != wantToken {
+		if wantToken {
+			t.Errorf("%s: automountServiceAccountToken is %v, want true: the server starts Kubernetes Jobs", where, deref(got))
+		} else {
+			t.Errorf("%s: automountServiceAccountToken is %v, want false: nothing in the pod calls the Kubernetes API", where, deref(got))
+		}
 	}
 	if len(pod.Containers) == 0 {
 		t.Fatalf("%s: no containers", where)
@@ -490,7 +578,8 @@ func helmServer(t *testing.T, m *helmManifests, flags map[string]bool) (k8sWorkl
 		t.Fatalf("%s: %d containers, want 1", where, len(pod.Containers))
 	}
 	c := pod.Containers[0]
-	checkPodSecurity(t, where, pod)
+	roles := helmK8s[rbacv1.Role](t, m, "Role")
+	checkPodSecurity(t, where, pod, len(roles) > 0)
 
 	// The command: the image's ENTRYPOINT (tini -- atoll) and `server`.
 	image := parseDockerfile(t, filepath.Join(repoRoot(t), "Dockerfile"))
@@ -624,15 +713,24 @@ func helmServer(t *testing.T, m *helmManifests, flags map[string]bool) (k8sWorkl
 		t.Errorf("%s: ATOLL_WORK_DIR=%q is not a writable emptyDir", where, c.envValue("ATOLL_WORK_DIR"))
 	}
 
-	// The server's ServiceAccount, and no RBAC yet.
+	// The ServiceAccounts mount no token unless a pod asks (the server's
+	// pods do with kubernetes.enabled).
 	for _, sa := range helmObjects[k8sServiceAccount](t, m, "ServiceAccount") {
 		if sa.AutomountServiceAccountToken == nil || *sa.AutomountServiceAccountToken {
 			t.Errorf("ServiceAccount %s: automountServiceAccountToken is not false", sa.Metadata.Name)
 		}
 	}
-	for _, kind := range []string{"Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"} {
-		if n := len(helmObjects[map[string]any](t, m, kind)); n > 0 {
-			t.Errorf("%d %s: the server calls no Kubernetes API yet", n, kind)
+	// RBAC: kube.RequiredRBAC in the release's namespace, bound to the
+	// server's ServiceAccount, or nothing.
+	if len(roles) > 0 {
+		checkRequiredRBAC(t, m, pod.ServiceAccountName)
+		checkKubeEnv(t, c, svc)
+	} else {
+		if n := len(helmObjects[map[string]any](t, m, "RoleBinding")); n > 0 {
+			t.Errorf("%d RoleBinding(s) without a Role", n)
+		}
+		if _, ok := c.env("ATOLL_KUBE_NAMESPACE"); ok {
+			t.Errorf("%s: ATOLL_KUBE_NAMESPACE is set without the Kubernetes executor's Role", where)
 		}
 	}
 	checkNoSecretValues(t, m)
@@ -708,6 +806,15 @@ func TestDeployHelmDefaults(t *testing.T) {
 	if n := len(helmObjects[map[string]any](t, m, "Ingress")); n != 0 {
 		t.Errorf("an Ingress by default")
 	}
+	// Every job a Kubernetes Job: the default pool's template is one the
+	// server accepts (helmRepoConfig decodes and validates it), and it is
+	// the default pool.
+	if _, pools := helmRepoConfig(t, m, sts.Spec.Template.Spec, c); len(pools) != 1 || c.envValue("ATOLL_DEFAULT_EXECUTION_POOL") != "kubernetes" {
+		t.Errorf("execution_pools %v, ATOLL_DEFAULT_EXECUTION_POOL=%q: want the pool kubernetes, and it the default", slices.Collect(maps.Keys(pools)), c.envValue("ATOLL_DEFAULT_EXECUTION_POOL"))
+	} else if err := pools["kubernetes"].Validate("img"); err != nil {
+		t.Errorf("execution_pools.kubernetes: %v", err)
+	}
+
 	// The default grace period covers the default stop timeout.
 	if c.envValue("ATOLL_STOP_TIMEOUT") != "300s" {
 		t.Errorf("ATOLL_STOP_TIMEOUT=%q, want 300s (stopTimeoutSeconds)", c.envValue("ATOLL_STOP_TIMEOUT"))
@@ -759,22 +866,33 @@ func TestDeployHelmAllValues(t *testing.T) {
 		e.ValueFrom.SecretKeyRef.Name != "replica"+helmFakeSecret || e.ValueFrom.SecretKeyRef.Key != "access-key-id" {
 		t.Errorf("ATOLL_REPLICA_ACCESS_KEY_ID: %+v, want a secretKeyRef to replica%s/access-key-id", e, helmFakeSecret)
 	}
-	// The fake Secret names appear only where a Secret is referenced.
+	// The fake Secret names appear only where a Secret is referenced (in
+	// the repo config: a pod template's envFromSecrets).
 	refs := 0
-	walkStrings(m.docs, func(where []string, s string) {
+	var check func(where []string, s string)
+	check = func(where []string, s string) {
+		if strings.HasSuffix(strings.Join(where, "."), "ConfigMap.data.repos.yaml") {
+			var v any
+			if err := yaml.Unmarshal([]byte(s), &v); err != nil {
+				t.Fatal(err)
+			}
+			walkStrings([]helmDoc{{Kind: "repos.yaml", raw: v}}, check)
+			return
+		}
 		if !strings.Contains(s, helmFakeSecret) {
 			return
 		}
 		refs++
 		p := strings.Join(where, ".")
-		for _, ok := range []string{"secretKeyRef.name", "secretRef.name", "secret.name", "secret.secretName", "imagePullSecrets[].name", "tls[].secretName"} {
+		for _, ok := range []string{"secretKeyRef.name", "secretRef.name", "secret.name", "secret.secretName", "imagePullSecrets[].name", "tls[].secretName", "kubernetes.envFromSecrets[]"} {
 			if strings.HasSuffix(p, ok) {
 				return
 			}
 		}
 		t.Errorf("%s: %q: a Secret's name outside a reference", p, s)
-	})
-	if refs < 15 {
+	}
+	walkStrings(m.docs, check)
+	if refs < 16 {
 		t.Errorf("only %d references to the values' Secrets", refs)
 	}
 
@@ -802,27 +920,45 @@ func TestDeployHelmAllValues(t *testing.T) {
 	}
 
 	// The repo config: a ConfigMap mounted where --repo-config points, that
-	// the server parses.
-	cm := helmOne[k8sConfigMap](t, m, "ConfigMap")
-	file := c.envValue("ATOLL_REPO_CONFIG")
-	v, _, ok := mountOf(pod, c, path.Dir(file))
-	if !ok || v.ConfigMap == nil || v.ConfigMap.Name != cm.Metadata.Name || cm.Data[path.Base(file)] == "" {
-		t.Fatalf("ATOLL_REPO_CONFIG=%q is not the ConfigMap %s's file", file, cm.Metadata.Name)
-	}
-	sc, err := repocfg.ParseServerConfig(file, []byte(cm.Data[path.Base(file)]))
-	if err != nil {
-		t.Fatalf("the rendered repo config: %v", err)
-	}
+	// the server parses, with the pools of kubernetes.pools (merged with
+	// the default one) as its execution_pools.
+	sc, kubePools := helmRepoConfig(t, m, pod, c)
 	var routed []string
 	for _, r := range sc.Repos {
 		if r.ExecutionPool != nil {
 			routed = append(routed, *r.ExecutionPool)
 		}
 	}
+	routed = append(routed, c.envValue("ATOLL_DEFAULT_EXECUTION_POOL"))
+	if got := slices.Sorted(maps.Keys(kubePools)); !slices.Equal(got, []string{"kubernetes", "team-a"}) {
+		t.Errorf("execution_pools %v, want kubernetes (the default) and team-a", got)
+	}
+	// team-a sets every field of a pod template.
+	tmpl := reflect.ValueOf(kubePools["team-a"])
+	for i := range tmpl.NumField() {
+		if tmpl.Field(i).IsZero() {
+			t.Errorf("%s: kubernetes.pools.team-a sets no %s", helmAllValues, tmpl.Type().Field(i).Name)
+		}
+	}
+	for _, a := range kubePools["team-a"].ExtraArgs {
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); !strings.HasPrefix(a, "-") || !wflags[name] {
+			t.Errorf("kubernetes.pools.team-a.extraArgs: %q: `atoll worker` has no flag --%s", a, name)
+		}
+	}
+	svc := helmService(t, m, sts.Metadata.Name)
+	for name, want := range map[string]string{
+		"ATOLL_KUBE_SERVER_URL":        fmt.Sprintf("http://%s.%s.svc.k8s.example:%d", svc.Metadata.Name, helmNamespace, svc.Spec.Ports[0].Port),
+		"ATOLL_KUBE_WORKER_IMAGE":      "registry.example.com/atoll:v1.2.3",
+		"ATOLL_KUBE_SCHEDULE_TIMEOUT":  "10m",
+		"ATOLL_DEFAULT_EXECUTION_POOL": "team-a",
+	} {
+		if got := c.envValue(name); got != want {
+			t.Errorf("%s=%q, want %q", name, got, want)
+		}
+	}
 
 	// The Ingress goes to the Service.
 	ing := helmOne[k8sIngress](t, m, "Ingress")
-	svc := helmService(t, m, sts.Metadata.Name)
 	if b := ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service; b.Name != svc.Metadata.Name || b.Port.Name != svc.Spec.Ports[0].Name {
 		t.Errorf("Ingress backend %+v, want Service %s port %s", b, svc.Metadata.Name, svc.Spec.Ports[0].Name)
 	}
@@ -861,7 +997,7 @@ func TestDeployHelmAllValues(t *testing.T) {
 			t.Errorf("%s: replicas %v, for pool %s of %d", where, deref(r), p.Name, p.Replicas)
 		}
 		wpod := d.Spec.Template.Spec
-		checkPodSecurity(t, where, wpod)
+		checkPodSecurity(t, where, wpod, false)
 		if len(wpod.Containers) != 1 {
 			t.Fatalf("%s: %d containers", where, len(wpod.Containers))
 		}
@@ -934,8 +1070,8 @@ func TestDeployHelmAllValues(t *testing.T) {
 		t.Errorf("pool gpu: image %q, tolerations %v, affinity %v, resources %v", gpu.Containers[0].Image, gpu.Tolerations, gpu.Affinity, gpu.Containers[0].Resources)
 	}
 	for _, pool := range routed {
-		if !slices.ContainsFunc(values.WorkerPools, func(p helmPoolValues) bool { return p.Name == pool }) {
-			t.Errorf("the repo config routes to pool %s, which has no workers", pool)
+		if _, kube := kubePools[pool]; !kube && !slices.ContainsFunc(values.WorkerPools, func(p helmPoolValues) bool { return p.Name == pool }) {
+			t.Errorf("the repo config routes to pool %s, which has no workers and is not run on Kubernetes", pool)
 		}
 	}
 }
@@ -993,6 +1129,10 @@ repoConfig: |
   repos:
   - id: /.*/
     apply_requirements: [approved]
+# No cluster here: the executor's settings, but no pool run on Kubernetes.
+kubernetes:
+  pools: null
+  defaultPool: ""
 secrets:
   ghToken: {name: gh, key: token}
   ghWebhookSecret: {name: gh, key: webhook-secret}
@@ -1225,6 +1365,19 @@ func TestDeployHelmRefuses(t *testing.T) {
 		{"the local pool", []string{"--set", replica, "--set-json", `workerPools=[{"name":"local","tokenSecret":{"name":"t"}}]`}, "/workerPools/0/name"},
 		{"a pool twice", []string{"--set", replica, "--set-json", `workerPools=[{"name":"a","tokenSecret":{"name":"t"}},{"name":"a","tokenSecret":{"name":"t"}}]`}, `"a" is listed twice`},
 		{"a grace period shorter than the stop timeout", []string{"--set", replica, "--set", "terminationGracePeriodSeconds=300"}, "below stopTimeoutSeconds + 40"},
+		{"the Jobs' namespace in config", []string{"--set", replica, "--set", "config.kube-namespace=x"}, "config.kube-namespace: the chart sets --kube-namespace"},
+		{"the default pool in config", []string{"--set", replica, "--set", "config.default-execution-pool=x"}, "config.default-execution-pool: the chart sets --default-execution-pool from kubernetes.defaultPool"},
+		{"the schedule timeout in config", []string{"--set", replica, "--set", "config.kube-schedule-timeout=1m"}, "from kubernetes.scheduleTimeout"},
+		{"execution_pools twice", []string{"--set", replica, "--set", "repoConfig=execution_pools: {a: {kubernetes: {}}}"}, "repoConfig sets execution_pools and so does kubernetes.pools"},
+		{"a secret in a pod template's env", []string{"--set", replica, "--set-json", `kubernetes.pools.kubernetes.env=[{"name":"GITHUB_TOKEN","value":"hunter2"}]`}, "kubernetes.pools[kubernetes].env: GITHUB_TOKEN looks secret"},
+		{"a secret field in a pod template", []string{"--set", replica, "--set", "kubernetes.pools.kubernetes.token=hunter2"}, "additional properties 'token' not allowed"},
+		{"a valueFrom in a pod template's env", []string{"--set", replica, "--set-json", `kubernetes.pools.kubernetes.env=[{"name":"A","valueFrom":{"secretKeyRef":{"name":"s","key":"k"}}}]`}, "additional properties 'valueFrom' not allowed"},
+		{"a quantity as a number", []string{"--set", replica, "--set-json", `kubernetes.pools.kubernetes.limits={"cpu":2}`}, "got number, want string"},
+		{"a Kubernetes pool named local", []string{"--set", replica, "--set-json", `kubernetes.pools.local={}`}, `"local" is the active node's own pool`},
+		{"a Kubernetes pool that is not a DNS label", []string{"--set", replica, "--set-json", `kubernetes.pools.Team_A={}`}, "invalid propertyName 'Team_A'"},
+		{"the Role on the namespace's default ServiceAccount", []string{"--set", replica, "--set", "serviceAccount.create=false"}, "would be the namespace's default one"},
+		{"a pool running as the server's ServiceAccount", []string{"--set", replica, "--set", "kubernetes.pools.kubernetes.serviceAccountName=rel-atoll"}, "kubernetes.pools[kubernetes].serviceAccountName: rel-atoll is the server's ServiceAccount"},
+		{"a pool both Kubernetes and workers", []string{"--set", replica, "--set-json", `workerPools=[{"name":"kubernetes","tokenSecret":{"name":"t"}}]`}, `"kubernetes" is also in workerPools`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := helmRender(t, c.args...)
@@ -1317,6 +1470,42 @@ func TestDeployHelmValuesDocumented(t *testing.T) {
 			t.Errorf("%s: no worker pool sets %s", helmAllValues, f)
 		}
 	}
+	// The fields of a Kubernetes pool are kube.PodTemplate's, each in the
+	// values table (as kubernetes.pools.<name>.FIELD) and the schema.
+	var templateFields []string
+	for f := range reflect.TypeFor[kube.PodTemplate]().Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		templateFields = append(templateFields, name)
+	}
+	slices.Sort(templateFields)
+	var rows []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `kubernetes\\.pools\\.<name>\\.([A-Za-z]+)` \\|").FindAllStringSubmatch(string(readme), -1) {
+		rows = append(rows, m[1])
+	}
+	slices.Sort(rows)
+	if !slices.Equal(rows, templateFields) {
+		t.Errorf("README.md: the kubernetes.pools.<name>.* rows are %v, kube.PodTemplate's fields %v", rows, templateFields)
+	}
+	var kschema struct {
+		Properties struct {
+			Kubernetes struct {
+				Properties struct {
+					Pools struct {
+						AdditionalProperties struct {
+							Properties map[string]any
+						} `yaml:"additionalProperties"`
+					}
+				}
+			}
+		}
+	}
+	if err := yaml.Unmarshal(data, &kschema); err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(kschema.Properties.Kubernetes.Properties.Pools.AdditionalProperties.Properties)); !slices.Equal(got, templateFields) {
+		t.Errorf("values.schema.json: the fields of kubernetes.pools entries are %v, kube.PodTemplate's %v", got, templateFields)
+	}
+
 	// Secret references default to no Secret.
 	var values struct {
 		Secrets map[string]struct{ Name, Key string }
@@ -1363,7 +1552,7 @@ func flattenValues(t *testing.T, file string) map[string]bool {
 	walk = func(prefix string, v any) {
 		switch v := v.(type) {
 		case map[string]any:
-			if len(v) == 0 || strings.Count(prefix, ".") == 1 && strings.HasPrefix(prefix, "secrets.") || strings.HasSuffix(prefix, "config") || strings.HasSuffix(prefix, "nnotations") || strings.HasSuffix(prefix, "abels") ||
+			if len(v) == 0 || strings.Count(prefix, ".") == 1 && strings.HasPrefix(prefix, "secrets.") || strings.HasSuffix(prefix, "config") || prefix == "kubernetes.pools" || strings.HasSuffix(prefix, "nnotations") || strings.HasSuffix(prefix, "abels") ||
 				strings.HasSuffix(prefix, "esources") || strings.HasSuffix(prefix, "ffinity") || strings.HasSuffix(prefix, "odeSelector") ||
 				strings.HasSuffix(prefix, "ecurityContext") || strings.HasSuffix(prefix, "Probe") {
 				out[prefix] = true
@@ -1389,4 +1578,269 @@ func flattenValues(t *testing.T, file string) map[string]bool {
 	}
 	walk("", v)
 	return out
+}
+
+// checkRequiredRBAC: the one Role grants exactly kube.RequiredRBAC (no
+// verb, resource or group more, none less), and the one RoleBinding binds
+// it to the server's ServiceAccount in the release's namespace.
+func checkRequiredRBAC(t *testing.T, m *helmManifests, serviceAccount string) {
+	t.Helper()
+	roles := helmK8s[rbacv1.Role](t, m, "Role")
+	if len(roles) != 1 {
+		t.Fatalf("%d Roles, want 1", len(roles))
+	}
+	role := roles[0]
+	type grant struct{ group, resource, verb string }
+	granted := map[grant]bool{}
+	for i, r := range role.Rules {
+		if len(r.ResourceNames) > 0 || len(r.NonResourceURLs) > 0 {
+			t.Errorf("Role %s: rule %d: resourceNames %v, nonResourceURLs %v: kube.RequiredRBAC has none", role.Name, i, r.ResourceNames, r.NonResourceURLs)
+		}
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					granted[grant{g, res, v}] = true
+				}
+			}
+		}
+	}
+	required := map[grant]bool{}
+	for _, p := range kube.RequiredRBAC {
+		for _, v := range p.Verbs {
+			required[grant{p.Group, p.Resource, v}] = true
+		}
+	}
+	for g := range granted {
+		if !required[g] {
+			t.Errorf("Role %s grants %s on %q/%s, which kube.RequiredRBAC does not need", role.Name, g.verb, g.group, g.resource)
+		}
+	}
+	for g := range required {
+		if !granted[g] {
+			t.Errorf("Role %s does not grant %s on %q/%s, which kube.RequiredRBAC needs", role.Name, g.verb, g.group, g.resource)
+		}
+	}
+	if len(required) < 10 {
+		t.Fatalf("kube.RequiredRBAC: only %d verbs", len(required))
+	}
+	bindings := helmK8s[rbacv1.RoleBinding](t, m, "RoleBinding")
+	if len(bindings) != 1 {
+		t.Fatalf("%d RoleBindings, want 1", len(bindings))
+	}
+	rb := bindings[0]
+	if rb.RoleRef.APIGroup != rbacv1.GroupName || rb.RoleRef.Kind != "Role" || rb.RoleRef.Name != role.Name {
+		t.Errorf("RoleBinding %s: roleRef %+v, want the Role %s", rb.Name, rb.RoleRef, role.Name)
+	}
+	if want := (rbacv1.Subject{Kind: "ServiceAccount", Name: serviceAccount, Namespace: helmNamespace}); len(rb.Subjects) != 1 || rb.Subjects[0] != want {
+		t.Errorf("RoleBinding %s: subjects %+v, want only %+v (the server's)", rb.Name, rb.Subjects, want)
+	}
+}
+
+// checkKubeEnv: the Kubernetes executor's settings of the server
+// container: Jobs in the pod's own namespace, whose pods reach the active
+// through the Service (unless config says otherwise).
+func checkKubeEnv(t *testing.T, c k8sContainer, svc k8sService) {
+	t.Helper()
+	ns, ok := c.env("ATOLL_KUBE_NAMESPACE")
+	if !ok || ns.ValueFrom == nil || ns.ValueFrom.FieldRef == nil || ns.ValueFrom.FieldRef.FieldPath != "metadata.namespace" {
+		t.Errorf("ATOLL_KUBE_NAMESPACE is not the pod's metadata.namespace: %+v", ns)
+	}
+	// The Service's URL, or a value of config.
+	if u := c.envValue("ATOLL_KUBE_SERVER_URL"); !strings.HasPrefix(u, fmt.Sprintf("http://%s.%s.svc.", svc.Metadata.Name, helmNamespace)) ||
+		!strings.HasSuffix(u, fmt.Sprintf(":%d", svc.Spec.Ports[0].Port)) {
+		t.Logf("ATOLL_KUBE_SERVER_URL=%q is not the Service %s (port %d): a value of config", u, svc.Metadata.Name, svc.Spec.Ports[0].Port)
+		if u == "" {
+			t.Errorf("no ATOLL_KUBE_SERVER_URL")
+		}
+	}
+	if c.envValue("ATOLL_KUBE_WORKER_IMAGE") == "" {
+		t.Errorf("no ATOLL_KUBE_WORKER_IMAGE")
+	}
+	if _, err := time.ParseDuration(c.envValue("ATOLL_KUBE_SCHEDULE_TIMEOUT")); err != nil {
+		t.Errorf("ATOLL_KUBE_SCHEDULE_TIMEOUT: %v", err)
+	}
+}
+
+// helmRepoConfig is the rendered server-side repo config: the ConfigMap
+// mounted where ATOLL_REPO_CONFIG points, parsed by the server's parser,
+// and its execution_pools decoded as the server decodes them (strictly,
+// kube.PodTemplate) and checked (Validate with the chart's worker image).
+func helmRepoConfig(t *testing.T, m *helmManifests, pod k8sPodSpec, c k8sContainer) (*repocfg.ServerConfig, map[string]kube.PodTemplate) {
+	t.Helper()
+	cm := helmOne[k8sConfigMap](t, m, "ConfigMap")
+	file := c.envValue("ATOLL_REPO_CONFIG")
+	v, _, ok := mountOf(pod, c, path.Dir(file))
+	data := cm.Data[path.Base(file)]
+	if !ok || v.ConfigMap == nil || v.ConfigMap.Name != cm.Metadata.Name || data == "" {
+		t.Fatalf("ATOLL_REPO_CONFIG=%q is not the ConfigMap %s's file", file, cm.Metadata.Name)
+	}
+	var top map[string]json.RawMessage
+	if err := sigsyaml.Unmarshal([]byte(data), &top); err != nil {
+		t.Fatalf("the rendered repo config: %v", err)
+	}
+	pools := map[string]kube.PodTemplate{}
+	if raw, ok := top["execution_pools"]; ok {
+		var entries map[string]map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &entries); err != nil {
+			t.Fatalf("execution_pools: %v", err)
+		}
+		for name, e := range entries {
+			if len(e) != 1 || e["kubernetes"] == nil {
+				t.Errorf("execution_pools.%s: keys %v, want only kubernetes", name, slices.Collect(maps.Keys(e)))
+				continue
+			}
+			var tmpl kube.PodTemplate
+			dec := json.NewDecoder(bytes.NewReader(e["kubernetes"]))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&tmpl); err != nil {
+				t.Errorf("execution_pools.%s.kubernetes: %v", name, err)
+				continue
+			}
+			if err := tmpl.Validate(c.envValue("ATOLL_KUBE_WORKER_IMAGE")); err != nil {
+				t.Errorf("execution_pools.%s.kubernetes: %v", name, err)
+			}
+			// The ConfigMap holds no secret: variables are literal values.
+			for _, env := range tmpl.Env {
+				if secretName.MatchString(env.Name) {
+					t.Errorf("execution_pools.%s.kubernetes: env %s holds a value that looks secret", name, env.Name)
+				}
+			}
+			pools[name] = tmpl
+		}
+	}
+	sc, err := repocfg.ParseServerConfig(file, []byte(data))
+	if err != nil && strings.Contains(err.Error(), `unknown key "execution_pools"`) {
+		// A repocfg that does not know execution_pools yet: the rest must
+		// parse (the pools are checked above, as kube decodes them).
+		t.Logf("repocfg does not parse execution_pools yet: %v", err)
+		delete(top, "execution_pools")
+		rest, _ := json.Marshal(top)
+		sc, err = repocfg.ParseServerConfig(file, rest)
+	}
+	if err != nil {
+		t.Fatalf("the rendered repo config: %v\n%s", err, data)
+	}
+	return sc, pools
+}
+
+// TestDeployHelmRoleIsRequiredRBAC: with the defaults the chart's Role is
+// exactly what package kube does with the API (kube.RequiredRBAC, both
+// ways), bound to the server's ServiceAccount, whose token the server pods
+// mount; with kubernetes.enabled=false there is no RBAC and no token.
+func TestDeployHelmRoleIsRequiredRBAC(t *testing.T) {
+	m := mustRender(t, "--set", "replicaUrl="+helmReplicaURL)
+	sts := helmOne[k8sWorkload](t, m, "StatefulSet")
+	pod := sts.Spec.Template.Spec
+	checkRequiredRBAC(t, m, pod.ServiceAccountName)
+	if a := pod.AutomountServiceAccountToken; a == nil || !*a {
+		t.Errorf("automountServiceAccountToken %v, want true: the server starts Kubernetes Jobs", deref(a))
+	}
+	sa := helmOne[k8sServiceAccount](t, m, "ServiceAccount")
+	if sa.Metadata.Name != pod.ServiceAccountName {
+		t.Errorf("ServiceAccount %s, the pods run as %s", sa.Metadata.Name, pod.ServiceAccountName)
+	}
+
+	// An existing ServiceAccount gets the Role.
+	m = mustRender(t, "--set", "replicaUrl="+helmReplicaURL, "--set", "serviceAccount.create=false", "--set", "serviceAccount.name=ci-atoll")
+	checkRequiredRBAC(t, m, "ci-atoll")
+
+	m = mustRender(t, "--set", "replicaUrl="+helmReplicaURL, "--set", "kubernetes.enabled=false",
+		"--set", "config.default-execution-pool=prod", "--set", "config.kube-namespace=jobs")
+	for _, d := range m.docs {
+		if d.Kind == "Role" || d.Kind == "RoleBinding" || d.Kind == "ConfigMap" {
+			t.Errorf("kubernetes.enabled=false (and no repoConfig): %s %s rendered", d.Kind, d.Name)
+		}
+	}
+	pod = helmOne[k8sWorkload](t, m, "StatefulSet").Spec.Template.Spec
+	if a := pod.AutomountServiceAccountToken; a == nil || *a {
+		t.Errorf("kubernetes.enabled=false: automountServiceAccountToken %v, want false", deref(a))
+	}
+	c := pod.Containers[0]
+	// The chart sets nothing of the executor; config may.
+	for name, want := range map[string]string{"ATOLL_DEFAULT_EXECUTION_POOL": "prod", "ATOLL_KUBE_NAMESPACE": "jobs", "ATOLL_KUBE_SERVER_URL": "", "ATOLL_KUBE_WORKER_IMAGE": "", "ATOLL_KUBE_SCHEDULE_TIMEOUT": ""} {
+		if e, ok := c.env(name); ok != (want != "") || c.envValue(name) != want || (ok && e.ValueFrom != nil) {
+			t.Errorf("kubernetes.enabled=false: %s=%q (set %v), want %q", name, c.envValue(name), ok, want)
+		}
+	}
+	if _, ok := c.env("ATOLL_REPO_CONFIG"); ok {
+		t.Errorf("kubernetes.enabled=false and no repoConfig: ATOLL_REPO_CONFIG is set")
+	}
+}
+
+// TestDeployHelmKubernetesPools: the defaults run every job as a
+// Kubernetes Job: the pool of kubernetes.pools in the repo config's
+// execution_pools (a pod template the server accepts), the default pool,
+// the Jobs' namespace, image and way back to the server. A user's
+// repoConfig is kept as written, with the pools added.
+func TestDeployHelmKubernetesPools(t *testing.T) {
+	const userConfig = "repos:\n- id: /.*/\n  apply_requirements: [approved]\n- id: /github.com/acme/legacy-.*/\n  execution_pool: local\n"
+	m := mustRender(t, "--set", "replicaUrl="+helmReplicaURL, "--set", "repoConfig="+userConfig)
+	sts, c := helmServer(t, m, serverFlags(t, buildAtoll(t)))
+	pod := sts.Spec.Template.Spec
+
+	sc, pools := helmRepoConfig(t, m, pod, c)
+	if len(pools) != 1 {
+		t.Fatalf("execution_pools %v, want the default pool only", slices.Collect(maps.Keys(pools)))
+	}
+	tmpl, ok := pools["kubernetes"]
+	if !ok {
+		t.Fatalf("no execution_pools.kubernetes")
+	}
+	if tmpl.Limits["memory"] == "" || tmpl.Requests["cpu"] == "" || tmpl.Requests["memory"] == "" || tmpl.TTLSecondsAfterFinished == nil {
+		t.Errorf("the default pool: %+v, want requests, a memory limit and a TTL", tmpl)
+	}
+	if tmpl.Image != "" {
+		t.Errorf("the default pool names image %q: it should take the chart's (ATOLL_KUBE_WORKER_IMAGE)", tmpl.Image)
+	}
+	// The user's entries survive the merge, in order.
+	if n := len(sc.Repos); n < 2 || sc.Repos[n-1].ExecutionPool == nil || *sc.Repos[n-1].ExecutionPool != "local" || len(sc.Repos[n-2].ApplyRequirements) != 1 {
+		t.Errorf("the user's repos entries are not in the rendered repo config: %+v", sc.Repos)
+	}
+	cm := helmOne[k8sConfigMap](t, m, "ConfigMap")
+	if !strings.HasPrefix(cm.Data["repos.yaml"], userConfig) {
+		t.Errorf("repos.yaml does not begin with repoConfig as written (its line numbers are the server's messages'):\n%s", cm.Data["repos.yaml"])
+	}
+
+	svc := helmService(t, m, sts.Metadata.Name)
+	for name, want := range map[string]string{
+		"ATOLL_KUBE_SERVER_URL":        fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", svc.Metadata.Name, helmNamespace, svc.Spec.Ports[0].Port),
+		"ATOLL_KUBE_WORKER_IMAGE":      c.Image,
+		"ATOLL_KUBE_SCHEDULE_TIMEOUT":  "5m",
+		"ATOLL_DEFAULT_EXECUTION_POOL": "kubernetes",
+	} {
+		if got := c.envValue(name); got != want {
+			t.Errorf("%s=%q, want %q", name, got, want)
+		}
+	}
+
+	// The checksum annotation follows the rendered config: the pools too.
+	sum := sts.Spec.Template.Metadata.Annotations["checksum/repo-config"]
+	for _, args := range [][]string{
+		{"--set", "kubernetes.pools.kubernetes.limits.memory=4Gi"},
+		{"--set", "repoConfig=repos: []"},
+	} {
+		other := helmOne[k8sWorkload](t, mustRender(t, append([]string{"--set", "replicaUrl=" + helmReplicaURL, "--set", "repoConfig=" + userConfig}, args...)...), "StatefulSet")
+		if other.Spec.Template.Metadata.Annotations["checksum/repo-config"] == sum {
+			t.Errorf("%v: checksum/repo-config unchanged", args)
+		}
+	}
+
+	// config may point the Jobs elsewhere; the chart then sets neither.
+	m = mustRender(t, "--set", "replicaUrl="+helmReplicaURL, "--set", "config.kube-server-url=https://atoll.example.com",
+		"--set", "config.kube-worker-image=registry.example.com/atoll:custom", "--set", "kubernetes.defaultPool=")
+	c = helmOne[k8sWorkload](t, m, "StatefulSet").Spec.Template.Spec.Containers[0]
+	for name, want := range map[string]string{"ATOLL_KUBE_SERVER_URL": "https://atoll.example.com", "ATOLL_KUBE_WORKER_IMAGE": "registry.example.com/atoll:custom"} {
+		n := 0
+		for _, e := range c.Env {
+			if e.Name == name {
+				n++
+			}
+		}
+		if n != 1 || c.envValue(name) != want {
+			t.Errorf("%s set %d times, %q; want once, %q (config's)", name, n, c.envValue(name), want)
+		}
+	}
+	if _, ok := c.env("ATOLL_DEFAULT_EXECUTION_POOL"); ok {
+		t.Errorf("kubernetes.defaultPool=\"\": ATOLL_DEFAULT_EXECUTION_POOL is set (runs stay on the active node without it)")
+	}
 }

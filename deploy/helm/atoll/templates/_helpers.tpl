@@ -134,6 +134,72 @@ stop-timeout: stopTimeoutSeconds
 repo-config: repoConfig
 port: the chart (atoll listens on 4141)
 addr: the chart (atoll listens on 4141)
+{{- if .Values.kubernetes.enabled }}
+kube-namespace: kubernetes.enabled (the release's namespace)
+default-execution-pool: kubernetes.defaultPool
+kube-schedule-timeout: kubernetes.scheduleTimeout
+{{- end }}
+{{- end }}
+
+{{/* The Service's in-cluster URL: the Kubernetes Jobs' pods reach the active there. */}}
+{{- define "atoll.serviceURL" -}}
+{{- printf "http://%s.%s.svc.%s:%v" (include "atoll.fullname" .) .Release.Namespace .Values.clusterDomain .Values.service.port }}
+{{- end }}
+
+{{/* Whether the server runs jobs as Kubernetes Jobs: "true" or "". */}}
+{{- define "atoll.kubePools" -}}
+{{- if and .Values.kubernetes.enabled .Values.kubernetes.pools }}true{{ end }}
+{{- end }}
+
+{{/*
+The server-side repo config (--repo-config): repoConfig as written (its
+lines are the ones the server's messages name), then kubernetes.pools as
+the top-level execution_pools key. Empty when there is neither.
+*/}}
+{{- define "atoll.repoConfig" -}}
+{{- $user := .Values.repoConfig | default "" }}
+{{- $cfg := dict }}
+{{- if $user }}
+{{- $cfg = fromYaml $user }}
+{{- if hasKey $cfg "Error" }}
+{{- fail (printf "repoConfig: not a YAML mapping: %s" (get $cfg "Error")) }}
+{{- end }}
+{{- end }}
+{{- if include "atoll.kubePools" . }}
+{{- if hasKey $cfg "execution_pools" }}
+{{- fail "repoConfig sets execution_pools and so does kubernetes.pools: give the pools in one place (kubernetes.pools, or set kubernetes.pools to null and keep them in repoConfig)" }}
+{{- end }}
+{{- $pools := dict }}
+{{- range $name, $template := .Values.kubernetes.pools }}
+{{- if not (regexMatch "^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$" $name) }}
+{{- fail (printf "kubernetes.pools: name %q: a pool name is 1 to 63 lower-case letters, digits and - (a DNS label)" $name) }}
+{{- end }}
+{{- if eq $name "local" }}
+{{- fail "kubernetes.pools: \"local\" is the active node's own pool" }}
+{{- end }}
+{{- range $.Values.workerPools }}
+{{- if eq .name $name }}
+{{- fail (printf "kubernetes.pools: %q is also in workerPools: a pool runs its jobs either as Kubernetes Jobs or on its workers, not both" $name) }}
+{{- end }}
+{{- end }}
+{{- $template = $template | default dict }}
+{{- if eq (toString $template.serviceAccountName) (include "atoll.serviceAccountName" $) }}
+{{- fail (printf "kubernetes.pools[%s].serviceAccountName: %s is the server's ServiceAccount, which holds the Role that reads this namespace's Secrets (the job tokens): give the runs an account of their own" $name $template.serviceAccountName) }}
+{{- end }}
+{{- range $template.env }}
+{{- if regexMatch (include "atoll.secretEnvPattern" $) (toString .name) }}
+{{- fail (printf "kubernetes.pools[%s].env: %s looks secret: a pod template's env holds literal values, which the ConfigMap would show; put it in a Secret and name the Secret in envFromSecrets" $name .name) }}
+{{- end }}
+{{- end }}
+{{- $_ := set $pools $name (dict "kubernetes" $template) }}
+{{- end }}
+{{- if $user }}
+{{- $user = printf "%s\n" (trimSuffix "\n" $user) }}
+{{- end }}
+{{- printf "%s# kubernetes.pools of the Helm chart:\n%s" $user (toYaml (dict "execution_pools" $pools)) }}
+{{- else }}
+{{- $user }}
+{{- end }}
 {{- end }}
 
 {{/* ATOLL_<FLAG> of a flag name. */}}
