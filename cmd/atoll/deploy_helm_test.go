@@ -1674,51 +1674,25 @@ func helmRepoConfig(t *testing.T, m *helmManifests, pod k8sPodSpec, c k8sContain
 	if !ok || v.ConfigMap == nil || v.ConfigMap.Name != cm.Metadata.Name || data == "" {
 		t.Fatalf("ATOLL_REPO_CONFIG=%q is not the ConfigMap %s's file", file, cm.Metadata.Name)
 	}
-	var top map[string]json.RawMessage
-	if err := sigsyaml.Unmarshal([]byte(data), &top); err != nil {
-		t.Fatalf("the rendered repo config: %v", err)
-	}
-	pools := map[string]kube.PodTemplate{}
-	if raw, ok := top["execution_pools"]; ok {
-		var entries map[string]map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &entries); err != nil {
-			t.Fatalf("execution_pools: %v", err)
-		}
-		for name, e := range entries {
-			if len(e) != 1 || e["kubernetes"] == nil {
-				t.Errorf("execution_pools.%s: keys %v, want only kubernetes", name, slices.Collect(maps.Keys(e)))
-				continue
-			}
-			var tmpl kube.PodTemplate
-			dec := json.NewDecoder(bytes.NewReader(e["kubernetes"]))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&tmpl); err != nil {
-				t.Errorf("execution_pools.%s.kubernetes: %v", name, err)
-				continue
-			}
-			if err := tmpl.Validate(c.envValue("ATOLL_KUBE_WORKER_IMAGE")); err != nil {
-				t.Errorf("execution_pools.%s.kubernetes: %v", name, err)
-			}
-			// The ConfigMap holds no secret: variables are literal values.
-			for _, env := range tmpl.Env {
-				if secretName.MatchString(env.Name) {
-					t.Errorf("execution_pools.%s.kubernetes: env %s holds a value that looks secret", name, env.Name)
-				}
-			}
-			pools[name] = tmpl
-		}
-	}
+	// As the server reads it: the parser, then each pool's template.
 	sc, err := repocfg.ParseServerConfig(file, []byte(data))
-	if err != nil && strings.Contains(err.Error(), `unknown key "execution_pools"`) {
-		// A repocfg that does not know execution_pools yet: the rest must
-		// parse (the pools are checked above, as kube decodes them).
-		t.Logf("repocfg does not parse execution_pools yet: %v", err)
-		delete(top, "execution_pools")
-		rest, _ := json.Marshal(top)
-		sc, err = repocfg.ParseServerConfig(file, rest)
-	}
 	if err != nil {
 		t.Fatalf("the rendered repo config: %v\n%s", err, data)
+	}
+	pools := map[string]kube.PodTemplate{}
+	for name, p := range sc.ExecutionPools {
+		tmpl, err := kube.ParsePodTemplate(repocfg.PoolLocation(file, name, p), p.Kubernetes, c.envValue("ATOLL_KUBE_WORKER_IMAGE"))
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		// The ConfigMap holds no secret: variables are literal values.
+		for _, env := range tmpl.Env {
+			if secretName.MatchString(env.Name) {
+				t.Errorf("execution_pools.%s.kubernetes: env %s holds a value that looks secret", name, env.Name)
+			}
+		}
+		pools[name] = tmpl
 	}
 	return sc, pools
 }

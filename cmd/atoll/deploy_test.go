@@ -27,15 +27,8 @@ import (
 
 // pendingFlags are flags the deployment files already use but `atoll server`
 // does not have yet (docs/ha.md). Remove each one when it lands: the test
-// fails until you do, and then checks it like any other flag. The Helm
-// chart sets the Kubernetes Jobs executor's (docs/kubernetes.md).
-var pendingFlags = map[string]bool{
-	"kube-namespace":         true,
-	"kube-server-url":        true,
-	"kube-worker-image":      true,
-	"kube-schedule-timeout":  true,
-	"default-execution-pool": true,
-}
+// fails until you do, and then checks it like any other flag.
+var pendingFlags = map[string]bool{}
 
 // flyMaxKillTimeout is the longest kill_timeout Fly.io accepts.
 const flyMaxKillTimeout = 300 * time.Second
