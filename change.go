@@ -11,6 +11,7 @@ const (
 	TopicPull     = "pull"     // a pull request was opened, updated or closed
 	TopicFreeze   = "freeze"   // the apply freeze was turned on or off
 	TopicNode     = "node"     // this node's role changed, or its copy moved on
+	TopicDrift    = "drift"    // a project's drift state was recorded
 	// TopicUser: what a user may do changed (disabled, deleted, a new role
 	// or password, signed out, a token revoked). Change.UserID names the
 	// user; the live streams of that user check again that it may still

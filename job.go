@@ -57,6 +57,9 @@ type Job struct {
 // JobSpec carries what the worker needs beyond the row's columns. It is
 // stored as JSON and never holds secrets.
 type JobSpec struct {
+	// Drift marks a drift check's plan (atoll.RequestDrift): it takes no
+	// lock and is never applied by itself.
+	Drift             bool     `json:"drift,omitempty"`
 	ExtraArgs         []string `json:"extra_args,omitempty"`
 	Verbose           bool     `json:"verbose,omitempty"`
 	Workflow          string   `json:"workflow,omitempty"`

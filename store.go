@@ -22,6 +22,7 @@ type Store interface {
 	// DispatchService is worker pools' side of the store: the job page
 	// names the worker that ran a job.
 	DispatchService
+	DriftService
 }
 
 // HealthService reports whether the database serves reads and writes.

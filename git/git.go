@@ -109,3 +109,18 @@ func NewRemote(rawURL string) (Remote, error) {
 	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
 	return Remote{URL: u.String(), Env: authEnv("Basic " + auth)}, nil
 }
+
+// Files lists the files git tracks in the checkout at dir, relative to it.
+func Files(ctx context.Context, dir string) ([]string, error) {
+	out, err := run(ctx, nil, dir, nil, "ls-files", "-z")
+	if err != nil {
+		return nil, fmt.Errorf("list files: %w", err)
+	}
+	var files []string
+	for _, f := range strings.Split(out, "\x00") {
+		if f != "" {
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}

@@ -249,3 +249,35 @@ func validKey(key string) bool {
 func (w *Workdirs) run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	return run(ctx, w.Procs, dir, env, args...)
 }
+
+// ResolveBranch fetches the repository's branches into its mirror and
+// returns the commit branch is at: what a drift check plans.
+func (w *Workdirs) ResolveBranch(ctx context.Context, s Spec, branch string) (string, error) {
+	if !validKey(s.Key) {
+		return "", fmt.Errorf("resolve branch: invalid repository key")
+	}
+	ref := "refs/heads/" + branch
+	if _, err := run(ctx, nil, "", nil, "check-ref-format", ref); err != nil || strings.HasPrefix(branch, "-") {
+		return "", fmt.Errorf("resolve branch %q: not a branch name git accepts", branch)
+	}
+	mirror := filepath.Join(w.Root, "mirrors", filepath.FromSlash(s.Key)+".git")
+	lock := w.mirrorLock(s.Key)
+	lock.Lock()
+	defer lock.Unlock()
+	if _, err := os.Stat(mirror); err != nil {
+		if err := os.MkdirAll(mirror, 0o755); err != nil {
+			return "", fmt.Errorf("mirror: %w", err)
+		}
+		if _, err := w.run(ctx, mirror, nil, "init", "--quiet", "--bare"); err != nil {
+			return "", fmt.Errorf("mirror init: %w", err)
+		}
+	}
+	if _, err := w.run(ctx, mirror, s.Remote.Env, "fetch", "--quiet", "--prune", s.Remote.URL, "+refs/heads/*:refs/heads/*"); err != nil {
+		return "", fmt.Errorf("fetch %s: %w", s.Key, err)
+	}
+	out, err := w.run(ctx, mirror, nil, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("resolve branch %q of %s: no such branch", branch, s.Key)
+	}
+	return strings.TrimSpace(out), nil
+}

@@ -33,6 +33,9 @@ func lockMode(j *atoll.Job) string {
 
 // needsLock reports whether j takes its project's lock before it runs.
 func needsLock(j *atoll.Job) bool {
+	if j.Spec.Drift {
+		return false // a drift check never blocks a pull request, nor waits for one
+	}
 	switch lockMode(j) {
 	case repocfg.LockDisabled:
 		return false

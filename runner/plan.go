@@ -156,6 +156,16 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 	if err != nil {
 		return nil, err
 	}
+	jobs, err := r.planJobs(w, cfg, projects, cmd, kind, autoplan)
+	if err != nil {
+		return nil, err
+	}
+	err = r.DB.QueueProjectJobs(ctx, w.repo.ID, jobs)
+	return jobs, err
+}
+
+// planJobs are the jobs of kind for projects, not yet queued.
+func (r *Runner) planJobs(w *work, cfg *repocfg.Config, projects []repocfg.Project, cmd *command.Command, kind string, autoplan bool) ([]*atoll.Job, error) {
 	// The projects are recorded with their jobs (the store sets ProjectID).
 	var jobs []*atoll.Job
 	for _, p := range projects {
@@ -176,8 +186,7 @@ func (r *Runner) resolvePlan(ctx context.Context, w *work, cmd *command.Command,
 		}
 		jobs = append(jobs, j)
 	}
-	err = r.DB.QueueProjectJobs(ctx, w.repo.ID, jobs)
-	return jobs, err
+	return jobs, nil
 }
 
 // runPlan runs one plan job whose lock its request took: init, plan, store

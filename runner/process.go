@@ -114,6 +114,9 @@ func (r *Runner) load(ctx context.Context, req *atoll.Request, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
+	if pull.State == atoll.PullDrift {
+		p = silent{p}
+	}
 	return &work{req: req, repo: repo, pull: pull, vcs: p, log: log, statuses: newStatusQueue()}, nil
 }
 
@@ -121,6 +124,8 @@ func (r *Runner) dispatch(ctx context.Context, w *work) error {
 	switch w.req.Kind {
 	case atoll.RequestClose:
 		return r.close(ctx, w)
+	case atoll.RequestDrift:
+		return r.driftRun(ctx, w)
 	case atoll.RequestAutoplan:
 		if w.pull.State != atoll.PullOpen {
 			return nil

@@ -1,0 +1,113 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/atollhq/atoll"
+)
+
+// Drift checks end to end: the real server, real git, real Terraform 1.5.7
+// with a state every checkout shares (a local backend at one path, as a
+// remote backend would be), changed behind Atoll's back by Terraform itself.
+
+// driftProject is a project whose state lives at state.
+func driftProject(state, input string) string {
+	return fmt.Sprintf(`terraform {
+  backend "local" {
+    path = %q
+  }
+}
+
+resource "terraform_data" "app" {
+  input = %q
+}
+`, state, input)
+}
+
+// terraformOutside runs Terraform on dir as someone outside Atoll would.
+func terraformOutside(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	for _, a := range [][]string{{"init", "-input=false", "-no-color"}, args} {
+		cmd := exec.Command(terraformBin(t), a...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("terraform %v: %v\n%s", a, err, out)
+		}
+	}
+}
+
+// checkDrift runs a drift check of main and waits for its request to end.
+func checkDrift(t *testing.T, e *e2e, projects ...string) []*atoll.DriftProject {
+	t.Helper()
+	req, err := e.m.Runner.CheckDrift(context.Background(), atoll.DriftCheck{
+		Repo:   atoll.Repo{VCS: "github", Host: "github.com", Owner: "acme", Name: "infra", CloneURL: e.cloneURL},
+		Branch: "main", Projects: projects, User: "alice", Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 90*time.Second, "the drift check done", func() bool {
+		r, err := e.m.DB.Request(context.Background(), req.ID)
+		return err == nil && r.State == atoll.RequestDone
+	})
+	drift, err := e.m.DB.DriftProjects(context.Background(), atoll.DriftFilter{Repo: "acme/infra"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return drift
+}
+
+func TestDriftCheckFindsStateChangedOutside(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "app.tfstate")
+	e := newE2EWith(t, map[string]string{"app/main.tf": driftProject(state, "v1")}, nil)
+
+	// Never applied: everything is to add.
+	drift := checkDrift(t, e)
+	if len(drift) != 1 || drift[0].State != atoll.DriftDrifted || drift[0].Add != 1 || drift[0].Dir != "app" || drift[0].Branch != "main" {
+		t.Fatalf("first check: %+v", *drift[0])
+	}
+	first := drift[0]
+
+	// Applied outside, as the base branch says: in sync.
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "main.tf"), []byte(driftProject(state, "v1")), 0o644)
+	terraformOutside(t, outside, "apply", "-auto-approve", "-input=false", "-no-color")
+	drift = checkDrift(t, e)
+	if len(drift) != 1 || drift[0].State != atoll.DriftInSync || drift[0].Add+drift[0].Change+drift[0].Destroy != 0 || drift[0].JobID == first.JobID {
+		t.Fatalf("after the apply outside: %+v", drift)
+	}
+	inSync := drift[0]
+
+	// Changed behind Atoll's back: the branch's config now replaces it.
+	os.WriteFile(filepath.Join(outside, "main.tf"), []byte(driftProject(state, "v2")), 0o644)
+	terraformOutside(t, outside, "apply", "-auto-approve", "-input=false", "-no-color")
+	drift = checkDrift(t, e, "app")
+	if len(drift) != 1 || drift[0].State != atoll.DriftDrifted || drift[0].Change != 1 || !drift[0].Since.After(inSync.Since) {
+		t.Fatalf("after the change outside: %+v (in sync since %v)", *drift[0], inSync.Since)
+	}
+
+	// A drift check tells the host nothing and takes no lock; its jobs are
+	// plans like any other, which no one may apply from a pull request.
+	if calls := e.gh.Calls(); len(calls) != 0 {
+		var got []string
+		for _, c := range calls {
+			got = append(got, c.Method+" "+c.Path)
+		}
+		t.Fatalf("the drift checks called GitHub: %s", strings.Join(got, ", "))
+	}
+	var locks []atoll.Lock
+	getJSON(t, e.m.URL+"/api/v1/locks", &locks)
+	if len(locks) != 0 {
+		t.Fatalf("locks %+v", locks)
+	}
+	job, err := e.m.DB.Job(context.Background(), drift[0].JobID)
+	if err != nil || job.Kind != atoll.JobPlan || job.State != atoll.JobSucceeded || !job.Spec.Drift || job.Pull >= 0 {
+		t.Fatalf("the check's job %+v, %v", job, err)
+	}
+}

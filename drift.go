@@ -1,0 +1,98 @@
+package atoll
+
+import (
+	"context"
+	"time"
+)
+
+// Drift detection: a drift check plans a repository's projects at the
+// head of a branch (its default branch unless configured) and records
+// whether each still matches it. A check runs as a request of kind
+// RequestDrift on the repository's drift target: a pull request row of
+// state PullDrift and a negative number, one per branch, so that its
+// plan jobs, plans, logs and pages are those of any plan. It posts nothing
+// to the VCS host, takes no lock, and is never applied by itself.
+
+// RequestDrift is a drift check's request kind.
+const RequestDrift = "drift"
+
+// PullDrift is the state of a drift target's pull request row: it is no
+// pull request, and lists of pull requests leave it out.
+const PullDrift = "drift"
+
+// Drift states of a project.
+const (
+	DriftInSync  = "in_sync"
+	DriftDrifted = "drifted"
+	DriftFailed  = "failed" // the check itself failed
+)
+
+// DriftCheck asks for a drift check of a repository's branch: every
+// project, or those named (exact names or dirs).
+type DriftCheck struct {
+	Repo     Repo
+	Branch   string
+	Projects []string
+	User     string
+	Source   string
+}
+
+// DriftResult is one project's check, as the runner records it from the
+// check's plan job.
+type DriftResult struct {
+	JobID     int64
+	ProjectID int64
+	State     string
+	// The plan's counts, and whether Terraform noted objects changed
+	// outside of it (drift without a planned change).
+	Add, Change, Destroy, Import, Forget int
+	ChangedOutside                       bool
+	Error                                string
+}
+
+// DriftProject is a project's drift state at a branch: its last check.
+type DriftProject struct {
+	ProjectID int64  `json:"project_id"`
+	Repo      string `json:"repo"`
+	Project   string `json:"project"`
+	Dir       string `json:"dir"`
+	Workspace string `json:"workspace"`
+	Branch    string `json:"branch"`
+	State     string `json:"state"`
+	// Since is when the state began (the first check that found it).
+	Since     time.Time `json:"since"`
+	CheckedAt time.Time `json:"checked_at"`
+	JobID     int64     `json:"job_id"`
+	HeadSHA   string    `json:"head_sha"`
+	Add       int       `json:"to_add"`
+	Change    int       `json:"to_change"`
+	Destroy   int       `json:"to_destroy"`
+	Import    int       `json:"to_import"`
+	Forget    int       `json:"to_forget"`
+	// ChangedOutside: Terraform found objects changed outside of it.
+	ChangedOutside bool   `json:"changed_outside"`
+	Error          string `json:"error,omitempty"`
+}
+
+// DriftFilter selects drift states; zero fields match anything.
+type DriftFilter struct {
+	Repo   string // owner/name
+	State  string
+	Branch string
+}
+
+// DriftService is the store's side of drift checks. Errors: EINVALID
+// (a branch name git refuses), ENOTFOUND (an unknown request).
+type DriftService interface {
+	// QueueDrift queues a drift check of c.Repo's branch, with its audit
+	// event (drift.check), on the branch's drift target (made on first
+	// use), and returns its request.
+	QueueDrift(ctx context.Context, c DriftCheck) (*Request, error)
+	// RecordDrift records the results of drift request requestID, each
+	// project's state (its since kept while the state stays), in one
+	// transaction. Recording the same results again changes nothing.
+	RecordDrift(ctx context.Context, requestID int64, results []DriftResult) error
+	// DriftProjects lists the projects' drift states, by repository,
+	// branch and project.
+	DriftProjects(ctx context.Context, f DriftFilter) ([]*DriftProject, error)
+}

@@ -1,0 +1,177 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/command"
+	"github.com/atollhq/atoll/git"
+	"github.com/atollhq/atoll/repocfg"
+	"github.com/atollhq/atoll/vcs"
+)
+
+// Drift checks (atoll.RequestDrift): a plan of every project (or those
+// named) at the head of a branch, on the repository's drift target, whose
+// results are recorded as each project's drift state. They post nothing
+// to the host (silent), take no lock, and are never applied by
+// themselves.
+
+// CheckDrift queues a drift check and wakes the scheduler. EFORBIDDEN for
+// a repository not on the allowlist, EINVALID for a bad branch or project
+// name.
+func (r *Runner) CheckDrift(ctx context.Context, c atoll.DriftCheck) (*atoll.Request, error) {
+	if !r.Allowlist.Allows(c.Repo.Host, c.Repo.Owner, c.Repo.Name) {
+		return nil, atoll.Errorf(atoll.EFORBIDDEN, "Repository %s/%s is not in --repo-allowlist.", c.Repo.Host, c.Repo.FullName())
+	}
+	if c.Branch == "" || strings.HasPrefix(c.Branch, "-") || strings.ContainsAny(c.Branch, " :\\~^?*[") || strings.Contains(c.Branch, "..") {
+		return nil, atoll.Errorf(atoll.EINVALID, "%q is not a branch name.", c.Branch)
+	}
+	for _, p := range c.Projects {
+		if strings.TrimSpace(p) == "" {
+			return nil, atoll.Errorf(atoll.EINVALID, "Project names cannot be empty.")
+		}
+	}
+	req, err := r.DB.QueueDrift(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	r.sched.Wake()
+	return req, nil
+}
+
+// silent is a drift target's provider: it reads (clone URLs, credentials)
+// through the host's, and tells the host nothing, for a drift target is
+// no pull request.
+type silent struct{ vcs.Provider }
+
+func (s silent) Unwrap() vcs.Provider                                          { return s.Provider }
+func (silent) PullRefs(int) []string                                           { return nil }
+func (silent) SetStatus(context.Context, atoll.Repo, string, vcs.Status) error { return nil }
+func (silent) CreateComment(context.Context, atoll.Repo, int, string) (string, error) {
+	return "", nil
+}
+func (silent) UpdateComment(context.Context, atoll.Repo, int, string, string) error { return nil }
+func (silent) HideComments(context.Context, atoll.Repo, int, string, ...string) error {
+	return nil
+}
+func (silent) Merge(context.Context, atoll.Repo, int, vcs.MergeOptions) error {
+	return atoll.Errorf(atoll.EINVALID, "A drift target is not merged.")
+}
+func (silent) GetPull(context.Context, atoll.Repo, int) (*vcs.PullDetails, error) {
+	return nil, atoll.Errorf(atoll.EINVALID, "A drift target is no pull request.")
+}
+func (silent) ChangedFiles(context.Context, atoll.Repo, int) ([]string, error) {
+	return nil, atoll.Errorf(atoll.EINVALID, "A drift target is no pull request.")
+}
+
+// CloneAuthorization passes through to a host that authorizes clones
+// itself (vcs.As asks the provider underneath first).
+func (s silent) CloneAuthorization(ctx context.Context, repo atoll.Repo) (string, string, error) {
+	ca, _ := vcs.As[vcs.CloneAuthorizer](s.Provider)
+	return ca.CloneAuthorization(ctx, repo)
+}
+
+// driftRun is a drift request: its checks run as a plan of the branch.
+func (r *Runner) driftRun(ctx context.Context, w *work) error {
+	plan := &command.Command{Name: command.Plan}
+	return r.withHooks(ctx, w, "plan", plan, func() error {
+		jobs, err := r.DB.RequestJobs(ctx, w.req.ID)
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			// A request that stopped before making its jobs resolves again.
+			if jobs, err = r.resolveDrift(ctx, w); err != nil {
+				return err
+			}
+		}
+		return r.recordDrift(ctx, w, r.runPlans(ctx, w, jobs))
+	})
+}
+
+// resolveDrift resolves the branch's head, checks it out, selects the
+// projects and queues their plan jobs.
+func (r *Runner) resolveDrift(ctx context.Context, w *work) ([]*atoll.Job, error) {
+	remote, err := cloneRemote(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	sha, err := r.Workdirs.ResolveBranch(ctx, git.Spec{Key: workdirKey(w.repo), Remote: remote}, w.pull.HeadRef)
+	if err != nil {
+		return nil, atoll.Errorf(atoll.EINVALID, "%s", redactPaths(err.Error(), r.Workdirs.Root))
+	}
+	err = r.commit("drift head", func(ctx context.Context) error {
+		return r.DB.UpdatePull(ctx, w.repo.ID, atoll.Pull{Number: w.pull.Number, HeadSHA: sha, BaseSHA: sha})
+	})
+	if err != nil {
+		return nil, err
+	}
+	w.pull.HeadSHA, w.pull.BaseSHA = sha, sha
+	root, err := r.checkout(ctx, w, atoll.DefaultWorkspace, sha)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := r.loadConfig(w, root)
+	if err != nil {
+		return nil, err
+	}
+	files, err := git.Files(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	// Every project the tree has, as if each file had changed.
+	projects, err := repocfg.Modified(cfg, root, files)
+	if err != nil {
+		return nil, err
+	}
+	var sel struct {
+		Projects []string `json:"projects"`
+	}
+	if w.req.Comment != "" {
+		if err := json.Unmarshal([]byte(w.req.Comment), &sel); err != nil {
+			return nil, atoll.Errorf(atoll.EINTERNAL, "drift request %d: %v", w.req.ID, err)
+		}
+	}
+	if len(sel.Projects) > 0 {
+		projects = slices.DeleteFunc(projects, func(p repocfg.Project) bool {
+			return !slices.Contains(sel.Projects, p.Name) && !slices.Contains(sel.Projects, p.Dir)
+		})
+	}
+	jobs, err := r.planJobs(w, cfg, projects, &command.Command{Name: command.Plan}, atoll.JobPlan, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		j.Spec.Drift = true
+	}
+	return jobs, r.DB.QueueProjectJobs(ctx, w.repo.ID, jobs)
+}
+
+// changedOutside is Terraform's note of objects changed outside of it.
+const changedOutside = "Objects have changed outside of Terraform"
+
+// recordDrift records each finished job's result as its project's drift.
+func (r *Runner) recordDrift(ctx context.Context, w *work, outcomes []outcome) error {
+	var results []atoll.DriftResult
+	for _, o := range outcomes {
+		if !o.final {
+			continue // stopping: the resumed request records it
+		}
+		res := atoll.DriftResult{JobID: o.job.ID, ProjectID: o.job.ProjectID, State: atoll.DriftInSync}
+		if s := o.res.Summary; s != nil {
+			res.Add, res.Change, res.Destroy, res.Import = s.Add, s.Change, s.Destroy, s.Import
+		}
+		res.ChangedOutside = strings.Contains(o.res.Output, changedOutside)
+		switch {
+		case o.res.Error != "":
+			res.State, res.Error = atoll.DriftFailed, o.res.Error
+		case res.Add+res.Change+res.Destroy+res.Import+res.Forget > 0 || res.ChangedOutside:
+			res.State = atoll.DriftDrifted
+		}
+		results = append(results, res)
+	}
+	return r.commit("record drift", func(ctx context.Context) error { return r.DB.RecordDrift(ctx, w.req.ID, results) })
+}

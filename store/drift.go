@@ -1,0 +1,147 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/atollhq/atoll"
+)
+
+// DriftSelection is what a drift request's comment column holds: the
+// projects it checks (none: all).
+type DriftSelection struct {
+	Projects []string `json:"projects,omitempty"`
+}
+
+// QueueDrift queues a drift check on the branch's drift target, made on
+// first use, with its audit event.
+func (db *DB) QueueDrift(ctx context.Context, c atoll.DriftCheck) (*atoll.Request, error) {
+	if c.Branch == "" {
+		return nil, atoll.Errorf(atoll.EINVALID, "A drift check needs a branch.")
+	}
+	sel, err := json.Marshal(DriftSelection{Projects: c.Projects})
+	if err != nil {
+		return nil, fmt.Errorf("store queue drift: %w", err)
+	}
+	var req *atoll.Request
+	err = db.Update(ctx, func(tx *Tx) error {
+		repoID, err := tx.UpsertRepo(c.Repo)
+		if err != nil {
+			return err
+		}
+		pullID, err := tx.driftTarget(repoID, c.Branch)
+		if err != nil {
+			return err
+		}
+		req = &atoll.Request{PullID: pullID, Kind: atoll.RequestDrift, Comment: string(sel), User: c.User, Source: c.Source}
+		if err := tx.InsertRequest(req); err != nil {
+			return err
+		}
+		detail := "branch " + c.Branch
+		if len(c.Projects) > 0 {
+			detail += ", projects " + strings.Join(c.Projects, ", ")
+		}
+		return tx.AddEvent(atoll.Event{Actor: c.User, Action: "drift.check", Repo: c.Repo.FullName(), Detail: detail, Source: c.Source})
+	})
+	if err != nil {
+		return nil, err
+	}
+	req.Repo = c.Repo.FullName()
+	return req, nil
+}
+
+// driftTarget is the id of the repository's drift target for branch: a
+// pulls row of state drift and the next free negative number.
+func (tx *Tx) driftTarget(repoID int64, branch string) (int64, error) {
+	var id int64
+	err := tx.queryRow(`SELECT id FROM pulls WHERE repo_id = ? AND state = ? AND head_ref = ?`, repoID, atoll.PullDrift, branch).Scan(&id)
+	if err == nil {
+		return id, nil
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("store drift target: %w", err)
+	}
+	var number int
+	if err := tx.queryRow(`SELECT MIN(COALESCE(MIN(number), 0), 0) - 1 FROM pulls WHERE repo_id = ?`, repoID).Scan(&number); err != nil {
+		return 0, fmt.Errorf("store drift target: %w", err)
+	}
+	return tx.UpsertPull(repoID, atoll.Pull{Number: number, Title: "Drift of " + branch, HeadRef: branch, BaseRef: branch, State: atoll.PullDrift})
+}
+
+// RecordDrift records a drift request's results.
+func (db *DB) RecordDrift(ctx context.Context, requestID int64, results []atoll.DriftResult) error {
+	return db.Update(ctx, func(tx *Tx) error {
+		var branch, headSHA string
+		err := tx.queryRow(`SELECT p.head_ref, p.head_sha FROM requests q JOIN pulls p ON p.id = q.pull_id WHERE q.id = ? AND q.kind = ?`,
+			requestID, atoll.RequestDrift).Scan(&branch, &headSHA)
+		if errors.Is(err, sql.ErrNoRows) {
+			return atoll.Errorf(atoll.ENOTFOUND, "Drift request %d not found.", requestID)
+		} else if err != nil {
+			return fmt.Errorf("store record drift: %w", err)
+		}
+		for _, r := range results {
+			// since stays while the state does; a result already recorded
+			// (the same job) changes nothing.
+			_, err := tx.exec(`INSERT INTO drift_projects (project_id, branch, state, since, checked_at, job_id, head_sha,
+					to_add, to_change, to_destroy, to_import, to_forget, changed_outside, error)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				ON CONFLICT (project_id, branch) DO UPDATE SET
+					since = CASE WHEN drift_projects.state = excluded.state THEN drift_projects.since ELSE excluded.since END,
+					state = excluded.state, checked_at = excluded.checked_at, job_id = excluded.job_id, head_sha = excluded.head_sha,
+					to_add = excluded.to_add, to_change = excluded.to_change, to_destroy = excluded.to_destroy,
+					to_import = excluded.to_import, to_forget = excluded.to_forget,
+					changed_outside = excluded.changed_outside, error = excluded.error
+				WHERE drift_projects.job_id <> excluded.job_id`,
+				r.ProjectID, branch, r.State, ts(tx.now), ts(tx.now), r.JobID, headSHA,
+				r.Add, r.Change, r.Destroy, r.Import, r.Forget, r.ChangedOutside, r.Error)
+			if err != nil {
+				return fmt.Errorf("store record drift of project %d: %w", r.ProjectID, err)
+			}
+		}
+		if len(results) > 0 {
+			repo, _ := tx.pullRefOfRequest(requestID)
+			tx.Notify(atoll.Change{Topic: atoll.TopicDrift, Repo: repo})
+		}
+		return nil
+	})
+}
+
+// DriftProjects lists the projects' drift states.
+func (db *DB) DriftProjects(ctx context.Context, f atoll.DriftFilter) ([]*atoll.DriftProject, error) {
+	q := `SELECT d.project_id, r.owner || '/' || r.name, pr.name, pr.dir, pr.workspace, d.branch, d.state, d.since, d.checked_at,
+			d.job_id, d.head_sha, d.to_add, d.to_change, d.to_destroy, d.to_import, d.to_forget, d.changed_outside, d.error
+		FROM drift_projects d JOIN projects pr ON pr.id = d.project_id JOIN repos r ON r.id = pr.repo_id WHERE 1 = 1`
+	var args []any
+	if f.Repo != "" {
+		q, args = q+` AND r.owner || '/' || r.name = ?`, append(args, f.Repo)
+	}
+	if f.State != "" {
+		q, args = q+` AND d.state = ?`, append(args, f.State)
+	}
+	if f.Branch != "" {
+		q, args = q+` AND d.branch = ?`, append(args, f.Branch)
+	}
+	rows, err := db.reader().QueryContext(ctx, q+` ORDER BY r.owner, r.name, d.branch, pr.dir, pr.workspace, pr.name`, args...)
+	return collect(rows, err, "drift projects", func(s scanner) (*atoll.DriftProject, error) {
+		var d atoll.DriftProject
+		var since, checked int64
+		if err := s.Scan(&d.ProjectID, &d.Repo, &d.Project, &d.Dir, &d.Workspace, &d.Branch, &d.State, &since, &checked,
+			&d.JobID, &d.HeadSHA, &d.Add, &d.Change, &d.Destroy, &d.Import, &d.Forget, &d.ChangedOutside, &d.Error); err != nil {
+			return nil, err
+		}
+		d.Since, d.CheckedAt = fromTS(since), fromTS(checked)
+		return &d, nil
+	})
+}
+
+// pullRefOfRequest is the repository and number of request id's pull.
+func (tx *Tx) pullRefOfRequest(id int64) (string, int) {
+	var pullID int64
+	if err := tx.queryRow(`SELECT pull_id FROM requests WHERE id = ?`, id).Scan(&pullID); err != nil {
+		return "", 0
+	}
+	return tx.pullRef(pullID)
+}

@@ -1,0 +1,24 @@
+-- Drift detection (docs/drift.md). A drift check's target is a pulls row
+-- of state 'drift' with a negative number, one per repository and branch
+-- (head_ref): its requests (kind 'drift'), plan jobs and plans are those
+-- of any plan. drift_projects is each project's latest state at a branch;
+-- since is when that state began.
+CREATE TABLE drift_projects (
+	project_id      INTEGER NOT NULL REFERENCES projects (id),
+	branch          TEXT NOT NULL,
+	state           TEXT NOT NULL,
+	since           INTEGER NOT NULL,
+	checked_at      INTEGER NOT NULL,
+	job_id          INTEGER NOT NULL REFERENCES jobs (id),
+	head_sha        TEXT NOT NULL DEFAULT '',
+	to_add          INTEGER NOT NULL DEFAULT 0,
+	to_change       INTEGER NOT NULL DEFAULT 0,
+	to_destroy      INTEGER NOT NULL DEFAULT 0,
+	to_import       INTEGER NOT NULL DEFAULT 0,
+	to_forget       INTEGER NOT NULL DEFAULT 0,
+	changed_outside INTEGER NOT NULL DEFAULT 0,
+	error           TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (project_id, branch)
+);
+CREATE INDEX drift_projects_state ON drift_projects (state);
+CREATE INDEX pulls_drift ON pulls (repo_id, head_ref) WHERE state = 'drift';
