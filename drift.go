@@ -96,3 +96,31 @@ type DriftService interface {
 	// branch and project.
 	DriftProjects(ctx context.Context, f DriftFilter) ([]*DriftProject, error)
 }
+
+// DriftOutcome is a finished drift request: the commit it checked and
+// each project's result, in the order its jobs ran.
+type DriftOutcome struct {
+	Request  *Request
+	Branch   string
+	HeadSHA  string
+	Projects []DriftProjectOutcome
+}
+
+// DriftProjectOutcome is one project's check in a DriftOutcome.
+type DriftProjectOutcome struct {
+	Job    *Job
+	Result DriftResult
+	// Output is the plan's output (Terraform's), for clients that ask.
+	Output string
+}
+
+// Drifter runs drift checks for the web layer (the runner implements
+// it). Errors: EFORBIDDEN (a repository not on the allowlist), EINVALID (a
+// bad branch or project name), ENOTFOUND (an unknown request).
+type Drifter interface {
+	// CheckDrift queues a drift check and returns its request.
+	CheckDrift(ctx context.Context, c DriftCheck) (*Request, error)
+	// DriftOutcome waits, until ctx ends, for drift request id to end, and
+	// returns its outcome.
+	DriftOutcome(ctx context.Context, id int64) (*DriftOutcome, error)
+}

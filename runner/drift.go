@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/command"
@@ -157,21 +158,105 @@ const changedOutside = "Objects have changed outside of Terraform"
 func (r *Runner) recordDrift(ctx context.Context, w *work, outcomes []outcome) error {
 	var results []atoll.DriftResult
 	for _, o := range outcomes {
-		if !o.final {
-			continue // stopping: the resumed request records it
+		if res, ok := driftResult(o); ok {
+			results = append(results, res)
 		}
-		res := atoll.DriftResult{JobID: o.job.ID, ProjectID: o.job.ProjectID, State: atoll.DriftInSync}
-		if s := o.res.Summary; s != nil {
-			res.Add, res.Change, res.Destroy, res.Import = s.Add, s.Change, s.Destroy, s.Import
-		}
-		res.ChangedOutside = strings.Contains(o.res.Output, changedOutside)
-		switch {
-		case o.res.Error != "":
-			res.State, res.Error = atoll.DriftFailed, o.res.Error
-		case res.Add+res.Change+res.Destroy+res.Import+res.Forget > 0 || res.ChangedOutside:
-			res.State = atoll.DriftDrifted
-		}
-		results = append(results, res)
 	}
 	return r.commit("record drift", func(ctx context.Context) error { return r.DB.RecordDrift(ctx, w.req.ID, results) })
+}
+
+// driftResult is a drift job's result: failed with its error, drifted
+// when its plan changes anything or Terraform noted objects changed
+// outside of it, else in sync; false while the job has not ended.
+func driftResult(o outcome) (atoll.DriftResult, bool) {
+	if !o.final {
+		return atoll.DriftResult{}, false // stopping: the resumed request records it
+	}
+	res := atoll.DriftResult{JobID: o.job.ID, ProjectID: o.job.ProjectID, State: atoll.DriftInSync}
+	if s := o.res.Summary; s != nil {
+		res.Add, res.Change, res.Destroy, res.Import = s.Add, s.Change, s.Destroy, s.Import
+	}
+	res.ChangedOutside = strings.Contains(o.res.Output, changedOutside)
+	switch {
+	case o.res.Error != "":
+		res.State, res.Error = atoll.DriftFailed, o.res.Error
+	case res.Add+res.Change+res.Destroy+res.Import+res.Forget > 0 || res.ChangedOutside:
+		res.State = atoll.DriftDrifted
+	}
+	return res, true
+}
+
+// DriftOutcome waits for drift request id to end and returns its
+// projects' results, read back from its jobs (the same rule recordDrift
+// applies).
+func (r *Runner) DriftOutcome(ctx context.Context, id int64) (*atoll.DriftOutcome, error) {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, err := r.DB.Request(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if req.Kind != atoll.RequestDrift {
+			return nil, atoll.Errorf(atoll.ENOTFOUND, "Request %d is not a drift check.", id)
+		}
+		if req.State == atoll.RequestDone || req.State == atoll.RequestInterrupted {
+			return r.driftOutcome(ctx, req)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func (r *Runner) driftOutcome(ctx context.Context, req *atoll.Request) (*atoll.DriftOutcome, error) {
+	pull, err := r.DB.Pull(ctx, req.PullID)
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := r.DB.RequestJobs(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := &atoll.DriftOutcome{Request: req, Branch: pull.HeadRef, HeadSHA: pull.HeadSHA}
+	for _, j := range jobs {
+		o := outcome{job: j, final: j.Final()}
+		o.res.Error, o.res.Summary = j.Error, j.Summary
+		if j.Final() && j.State != atoll.JobSucceeded && j.Error == "" {
+			o.res.Error = "The check's plan " + j.State + "."
+		}
+		text, err := r.jobOutput(ctx, j.ID)
+		if err != nil {
+			return nil, err
+		}
+		o.res.Output = text
+		res, ok := driftResult(o)
+		if !ok {
+			continue
+		}
+		out.Projects = append(out.Projects, atoll.DriftProjectOutcome{Job: j, Result: res, Output: text})
+	}
+	return out, nil
+}
+
+// jobOutput is a job's stored log (Terraform's output and Atoll's lines).
+func (r *Runner) jobOutput(ctx context.Context, jobID int64) (string, error) {
+	var b strings.Builder
+	var from int64
+	for {
+		lines, err := r.DB.Logs(ctx, jobID, from, 5000)
+		if err != nil {
+			return "", err
+		}
+		for _, l := range lines {
+			b.WriteString(l.Text)
+			b.WriteByte('\n')
+			from = l.Seq + 1
+		}
+		if len(lines) < 5000 {
+			return b.String(), nil
+		}
+	}
 }

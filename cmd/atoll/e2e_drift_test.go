@@ -111,3 +111,38 @@ func TestDriftCheckFindsStateChangedOutside(t *testing.T) {
 		t.Fatalf("the check's job %+v, %v", job, err)
 	}
 }
+
+// DriftOutcome gives a finished check's projects with their plan output,
+// for Atlantis's synchronous detect.
+func TestDriftOutcome(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "app.tfstate")
+	e := newE2EWith(t, map[string]string{"app/main.tf": driftProject(state, "v1"), "other/main.tf": driftProject(state+"2", "x")}, nil)
+	req, err := e.m.Runner.CheckDrift(context.Background(), atoll.DriftCheck{
+		Repo:   atoll.Repo{VCS: "github", Host: "github.com", Owner: "acme", Name: "infra", CloneURL: e.cloneURL},
+		Branch: "main", Projects: []string{"app"}, User: "alice", Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	out, err := e.m.Runner.DriftOutcome(ctx, req.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Branch != "main" || len(out.HeadSHA) != 40 || len(out.Projects) != 1 {
+		t.Fatalf("outcome %+v", out)
+	}
+	p := out.Projects[0]
+	if p.Job.Dir != "app" || p.Result.State != atoll.DriftDrifted || p.Result.Add != 1 || !strings.Contains(p.Output, "Plan: 1 to add, 0 to change, 0 to destroy.") {
+		t.Fatalf("project %+v\n%s", p.Result, p.Output)
+	}
+	for _, bad := range []atoll.DriftCheck{
+		{Repo: atoll.Repo{VCS: "github", Host: "github.com", Owner: "evil", Name: "infra"}, Branch: "main"},
+		{Repo: atoll.Repo{VCS: "github", Host: "github.com", Owner: "acme", Name: "infra"}, Branch: "--upload-pack=x"},
+		{Repo: atoll.Repo{VCS: "github", Host: "github.com", Owner: "acme", Name: "infra"}, Branch: "main", Projects: []string{" "}},
+	} {
+		if _, err := e.m.Runner.CheckDrift(context.Background(), bad); err == nil {
+			t.Errorf("CheckDrift(%+v) queued", bad)
+		}
+	}
+}
