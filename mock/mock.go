@@ -249,3 +249,17 @@ func (d *DispatchService) CancelDispatch(ctx context.Context, jobID int64) error
 func (d *DispatchService) Dispatches(ctx context.Context, states ...string) ([]*atoll.Dispatch, error) {
 	return d.DispatchesFn(ctx, states...)
 }
+
+// Drifter is an atoll.Drifter.
+type Drifter struct {
+	CheckDriftFn   func(ctx context.Context, c atoll.DriftCheck) (*atoll.Request, error)
+	DriftOutcomeFn func(ctx context.Context, id int64) (*atoll.DriftOutcome, error)
+}
+
+func (d *Drifter) CheckDrift(ctx context.Context, c atoll.DriftCheck) (*atoll.Request, error) {
+	return d.CheckDriftFn(ctx, c)
+}
+
+func (d *Drifter) DriftOutcome(ctx context.Context, id int64) (*atoll.DriftOutcome, error) {
+	return d.DriftOutcomeFn(ctx, id)
+}

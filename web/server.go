@@ -28,6 +28,9 @@ type Server struct {
 	// (nil: this server runs no commands). Web writes no command comment
 	// itself: it hands structured commands over.
 	Commands atoll.CommandService
+	// Drift runs drift checks for the drift page and Atlantis's
+	// /api/drift routes (nil: none).
+	Drift atoll.Drifter
 	// Unlocks tells pull requests of the locks released from the
 	// dashboard or the API (nil: they are not told).
 	Unlocks atoll.UnlockReporter

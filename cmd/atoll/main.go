@@ -285,7 +285,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	// The web server sees the runner only through the root interfaces.
-	m.Server.Commands, m.Server.Unlocks = m.Runner, m.Runner
+	m.Server.Commands, m.Server.Unlocks, m.Server.Drift = m.Runner, m.Runner, m.Runner
 	m.Dispatcher.Mirrors = m.Runner
 	m.Dispatcher.Start(ctx)
 	m.Server.Workers, m.Server.WorkerAdmin = m.Dispatcher, m.Dispatcher
