@@ -234,8 +234,8 @@ func (r *Runner) close(ctx context.Context, w *work) error {
 // reportInterrupted tells a pull request that a job stopped with the process.
 func (r *Runner) reportInterrupted(ctx context.Context, j *atoll.Job) {
 	pull, err := r.DB.Pull(ctx, j.PullID)
-	if err != nil {
-		return
+	if err != nil || pull.State == atoll.PullDrift {
+		return // a drift target is no pull request: nothing to tell
 	}
 	repo, err := r.DB.Repo(ctx, pull.RepoID)
 	if err != nil {

@@ -142,6 +142,9 @@ func (r *Runner) commentOnPullID(ctx context.Context, pullID int64, body string)
 	if err != nil {
 		return fmt.Errorf("pull request %d: %w", pullID, err)
 	}
+	if pull.State == atoll.PullDrift {
+		return nil // a drift target is no pull request: nothing to tell
+	}
 	repo, err := r.DB.Repo(ctx, pull.RepoID)
 	if err != nil {
 		return fmt.Errorf("repository of pull request %d: %w", pullID, err)
