@@ -65,6 +65,11 @@ type DB struct {
 	// commit path. Without a replicator the WAL would grow without bound.
 	NoAutoCheckpoint bool
 
+	// DriftSlots bounds the drift checks (atoll.RequestDrift) that run at
+	// once (0: 1): pull requests' work is claimed first, and a drift
+	// backlog never takes every worker.
+	DriftSlots int
+
 	// Changes, if set (before Open), is told of every committed change that
 	// a transaction notified (Tx.Notify), once, after its COMMIT: the
 	// dashboard's live pages listen to it.

@@ -64,10 +64,13 @@ func (db *DB) ClaimRequest(ctx context.Context, node string) (*atoll.Request, er
 	var out *atoll.Request
 	err := db.Update(ctx, func(tx *Tx) error {
 		out = nil // fn may run again
-		q, err := scanRequest(tx.queryRow(`SELECT ` + requestColumns + requestFrom + `
+		// Pull requests' work first; drift checks after it, and only while
+		// fewer than DriftSlots run.
+		q, err := scanRequest(tx.queryRow(`SELECT `+requestColumns+requestFrom+`
 			WHERE q.state = 'queued' AND NOT EXISTS (
 				SELECT 1 FROM requests o WHERE o.pull_id = q.pull_id AND (o.state = 'running' OR (o.state = 'queued' AND o.id < q.id)))
-			ORDER BY q.id LIMIT 1`))
+			AND (q.kind <> ? OR (SELECT COUNT(*) FROM requests d WHERE d.kind = ? AND d.state = 'running') < ?)
+			ORDER BY q.kind = ?, q.id LIMIT 1`, atoll.RequestDrift, atoll.RequestDrift, db.driftSlots(), atoll.RequestDrift))
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		} else if err != nil {
@@ -202,3 +205,6 @@ func (db *DB) PullBusy(ctx context.Context, pullID int64) (bool, error) {
 	}
 	return n > 0, nil
 }
+
+// driftSlots is DriftSlots, at least 1.
+func (db *DB) driftSlots() int { return max(db.DriftSlots, 1) }

@@ -1,0 +1,154 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/store"
+	"github.com/atollhq/atoll/store/storetest"
+)
+
+var infra = atoll.Repo{VCS: "github", Host: "github.com", Owner: "acme", Name: "infra"}
+
+// A repository's drift targets: one pulls row per branch, numbered below
+// zero, of state drift, reused by every check of that branch.
+func TestQueueDriftTargets(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	f := seed(t, db, 7)
+	a, err := db.QueueDrift(ctx, atoll.DriftCheck{Repo: infra, Branch: "main", User: "alice", Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := db.QueueDrift(ctx, atoll.DriftCheck{Repo: infra, Branch: "main", Projects: []string{"staging"}, User: "alice", Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := db.QueueDrift(ctx, atoll.DriftCheck{Repo: infra, Branch: "release", User: "alice", Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.PullID != b.PullID || a.PullID == c.PullID || a.PullID == f.pullID || a.Kind != atoll.RequestDrift || b.Comment != `{"projects":["staging"]}` {
+		t.Fatalf("requests %+v %+v %+v (pull request %d)", a, b, c, f.pullID)
+	}
+	for id, want := range map[int64]struct {
+		number int
+		branch string
+	}{a.PullID: {-1, "main"}, c.PullID: {-2, "release"}} {
+		p, err := db.Pull(ctx, id)
+		if err != nil || p.Number != want.number || p.State != atoll.PullDrift || p.HeadRef != want.branch || p.BaseRef != want.branch {
+			t.Fatalf("drift target %d: %+v, %v", id, p, err)
+		}
+	}
+	events, err := db.Events(ctx, 10)
+	if err != nil || len(events) < 3 || events[0].Action != "drift.check" || events[0].Detail != "branch release" {
+		t.Fatalf("events %+v, %v", events, err)
+	}
+	if _, err := db.QueueDrift(ctx, atoll.DriftCheck{Repo: infra}); atoll.ErrorCode(err) != atoll.EINVALID {
+		t.Fatalf("no branch: %v", err)
+	}
+}
+
+// Pull requests' work is claimed before drift checks, and no more than
+// DriftSlots checks run at once.
+func TestClaimRequestDriftAfterPullRequests(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.New(t)
+	db.DriftSlots = 1
+	if err := db.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	f := seed(t, db, 7)
+	d1, _ := db.QueueDrift(ctx, atoll.DriftCheck{Repo: infra, Branch: "main"})
+	d2, _ := db.QueueDrift(ctx, atoll.DriftCheck{Repo: infra, Branch: "release"})
+	pr := &atoll.Request{PullID: f.pullID, Kind: atoll.RequestComment, Comment: "atlantis plan"}
+	if err := db.Update(ctx, func(tx *store.Tx) error { return tx.InsertRequest(pr) }); err != nil {
+		t.Fatal(err)
+	}
+	var order []int64
+	for range 3 {
+		q, err := db.ClaimRequest(ctx, "n1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q == nil {
+			break
+		}
+		order = append(order, q.ID)
+	}
+	if len(order) != 2 || order[0] != pr.ID || order[1] != d1.ID {
+		t.Fatalf("claimed %v; want the pull request's %d, then one drift check %d (one slot)", order, pr.ID, d1.ID)
+	}
+	if err := db.Update(ctx, func(tx *store.Tx) error { return tx.FinishRequest(d1.ID, atoll.RequestDone, "") }); err != nil {
+		t.Fatal(err)
+	}
+	if q, err := db.ClaimRequest(ctx, "n1"); err != nil || q == nil || q.ID != d2.ID {
+		t.Fatalf("after the first check: %+v, %v", q, err)
+	}
+}
+
+// RecordDrift keeps since while the state stays, moves it when the state
+// changes, and recording a job's result again changes nothing.
+func TestRecordDrift(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC)
+	db := storetest.New(t)
+	db.Now = func() time.Time { return now }
+	if err := db.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	f := seed(t, db, 7)
+	check := func(state string, add int) (*atoll.Request, int64) {
+		t.Helper()
+		req, err := db.QueueDrift(ctx, atoll.DriftCheck{Repo: infra, Branch: "main"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := &atoll.Job{Kind: atoll.JobPlan, RequestID: req.ID, PullID: req.PullID, ProjectID: f.projectID, HeadSHA: "abc", Spec: atoll.JobSpec{Drift: true}}
+		if err := db.Update(ctx, func(tx *store.Tx) error { return tx.InsertJob(j) }); err != nil {
+			t.Fatal(err)
+		}
+		res := []atoll.DriftResult{{JobID: j.ID, ProjectID: f.projectID, State: state, Add: add}}
+		if err := db.RecordDrift(ctx, req.ID, res); err != nil {
+			t.Fatal(err)
+		}
+		return req, j.ID
+	}
+	get := func() *atoll.DriftProject {
+		t.Helper()
+		ds, err := db.DriftProjects(ctx, atoll.DriftFilter{Repo: "acme/infra"})
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("drift %v, %v", ds, err)
+		}
+		return ds[0]
+	}
+	check(atoll.DriftDrifted, 2)
+	first := now
+	now = now.Add(time.Hour)
+	req, job := check(atoll.DriftDrifted, 3)
+	if d := get(); !d.Since.Equal(first) || !d.CheckedAt.Equal(now) || d.Add != 3 || d.JobID != job || d.Dir != "staging" || d.Branch != "main" {
+		t.Fatalf("drifted again: %+v", d)
+	}
+	now = now.Add(time.Hour)
+	// The same results again (a resumed request): nothing moves.
+	if err := db.RecordDrift(ctx, req.ID, []atoll.DriftResult{{JobID: job, ProjectID: f.projectID, State: atoll.DriftDrifted, Add: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if d := get(); !d.CheckedAt.Equal(now.Add(-time.Hour)) {
+		t.Fatalf("recorded twice: %+v", d)
+	}
+	check(atoll.DriftInSync, 0)
+	if d := get(); d.State != atoll.DriftInSync || !d.Since.Equal(now) || d.Add != 0 {
+		t.Fatalf("in sync: %+v", d)
+	}
+	if ds, _ := db.DriftProjects(ctx, atoll.DriftFilter{State: atoll.DriftDrifted}); len(ds) != 0 {
+		t.Fatalf("state filter: %v", ds)
+	}
+	if err := db.RecordDrift(ctx, 999, nil); atoll.ErrorCode(err) != atoll.ENOTFOUND {
+		t.Fatalf("unknown request: %v", err)
+	}
+}
