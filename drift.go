@@ -124,3 +124,34 @@ type Drifter interface {
 	// returns its outcome.
 	DriftOutcome(ctx context.Context, id int64) (*DriftOutcome, error)
 }
+
+// DriftSchedule is a repository branch's scheduled drift check (the
+// server-side repo config's drift_detection).
+type DriftSchedule struct {
+	RepoID   int64
+	Branch   string
+	Schedule string   // cron
+	Projects []string // globs over project names and dirs (none: all)
+	// NextDueAt is when the next check is due (set by the store).
+	NextDueAt time.Time
+}
+
+// NextFunc is a schedule's next time after after.
+type NextFunc func(schedule string, after time.Time) (time.Time, error)
+
+// DriftScheduler is the store's side of drift schedules. Every method is
+// one transaction, committed (and replicated) before it returns.
+type DriftScheduler interface {
+	// SyncDriftSchedules makes the stored schedules those given, keyed by
+	// repository and branch: a new one, or one whose schedule changed, is
+	// next due at next(schedule, now); the others keep their due time; the
+	// ones not given are removed.
+	SyncDriftSchedules(ctx context.Context, want []DriftSchedule, next NextFunc) error
+	// QueueDueDrift queues a drift check of every schedule due now (none
+	// for a branch whose check is still queued or running) and moves each
+	// to next(schedule, now), with its audit event: checks missed while no
+	// node was active run once.
+	QueueDueDrift(ctx context.Context, next NextFunc) ([]*Request, error)
+	// DriftSchedules lists the stored schedules.
+	DriftSchedules(ctx context.Context) ([]*DriftSchedule, error)
+}

@@ -23,6 +23,7 @@ type Store interface {
 	// names the worker that ran a job.
 	DispatchService
 	DriftService
+	DriftScheduler
 }
 
 // HealthService reports whether the database serves reads and writes.

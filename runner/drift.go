@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -130,6 +131,7 @@ func (r *Runner) resolveDrift(ctx context.Context, w *work) ([]*atoll.Job, error
 	}
 	var sel struct {
 		Projects []string `json:"projects"`
+		Globs    []string `json:"globs"`
 	}
 	if w.req.Comment != "" {
 		if err := json.Unmarshal([]byte(w.req.Comment), &sel); err != nil {
@@ -139,6 +141,11 @@ func (r *Runner) resolveDrift(ctx context.Context, w *work) ([]*atoll.Job, error
 	if len(sel.Projects) > 0 {
 		projects = slices.DeleteFunc(projects, func(p repocfg.Project) bool {
 			return !slices.Contains(sel.Projects, p.Name) && !slices.Contains(sel.Projects, p.Dir)
+		})
+	}
+	if len(sel.Globs) > 0 {
+		projects = slices.DeleteFunc(projects, func(p repocfg.Project) bool {
+			return !slices.ContainsFunc(sel.Globs, func(g string) bool { return projectGlob(g, p.Name) || projectGlob(g, p.Dir) })
 		})
 	}
 	jobs, err := r.planJobs(w, cfg, projects, &command.Command{Name: command.Plan}, atoll.JobPlan, false)
@@ -259,4 +266,11 @@ func (r *Runner) jobOutput(ctx context.Context, jobID int64) (string, error) {
 			return b.String(), nil
 		}
 	}
+}
+
+// projectGlob is path.Match, false for a bad pattern (the config refuses
+// those at start) or an empty name.
+func projectGlob(pattern, name string) bool {
+	ok, err := path.Match(pattern, name)
+	return name != "" && err == nil && ok
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/atollhq/atoll"
 )
@@ -15,6 +16,8 @@ import (
 // projects it checks (none: all).
 type DriftSelection struct {
 	Projects []string `json:"projects,omitempty"`
+	// Globs select projects by name or dir (a schedule's projects).
+	Globs []string `json:"globs,omitempty"`
 }
 
 // QueueDrift queues a drift check on the branch's drift target, made on
@@ -144,4 +147,127 @@ func (tx *Tx) pullRefOfRequest(id int64) (string, int) {
 		return "", 0
 	}
 	return tx.pullRef(pullID)
+}
+
+// SyncDriftSchedules makes the stored schedules those given.
+func (db *DB) SyncDriftSchedules(ctx context.Context, want []atoll.DriftSchedule, next atoll.NextFunc) error {
+	return db.Update(ctx, func(tx *Tx) error {
+		have, err := tx.driftSchedules()
+		if err != nil {
+			return err
+		}
+		type key struct {
+			repo   int64
+			branch string
+		}
+		old := map[key]*atoll.DriftSchedule{}
+		for _, s := range have {
+			old[key{s.RepoID, s.Branch}] = s
+		}
+		for _, s := range want {
+			projects, err := json.Marshal(s.Projects)
+			if err != nil {
+				return fmt.Errorf("store drift schedule: %w", err)
+			}
+			k := key{s.RepoID, s.Branch}
+			prev := old[k]
+			delete(old, k)
+			due := time.Time{}
+			if prev != nil && prev.Schedule == s.Schedule {
+				due = prev.NextDueAt
+			} else if due, err = next(s.Schedule, tx.now); err != nil {
+				return atoll.Errorf(atoll.EINVALID, "Drift schedule %q: %v", s.Schedule, err)
+			}
+			if _, err := tx.exec(`INSERT INTO drift_schedules (repo_id, branch, schedule, projects, next_due_at) VALUES (?, ?, ?, ?, ?)
+				ON CONFLICT (repo_id, branch) DO UPDATE SET schedule = excluded.schedule, projects = excluded.projects, next_due_at = excluded.next_due_at`,
+				s.RepoID, s.Branch, s.Schedule, string(projects), ts(due)); err != nil {
+				return fmt.Errorf("store drift schedule: %w", err)
+			}
+		}
+		for k := range old {
+			if _, err := tx.exec(`DELETE FROM drift_schedules WHERE repo_id = ? AND branch = ?`, k.repo, k.branch); err != nil {
+				return fmt.Errorf("store drift schedule: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// QueueDueDrift queues the checks due now and moves their schedules on.
+func (db *DB) QueueDueDrift(ctx context.Context, next atoll.NextFunc) ([]*atoll.Request, error) {
+	var out []*atoll.Request
+	err := db.Update(ctx, func(tx *Tx) error {
+		out = nil // fn may run again
+		all, err := tx.driftSchedules()
+		if err != nil {
+			return err
+		}
+		for _, s := range all {
+			if s.NextDueAt.After(tx.now) {
+				continue
+			}
+			due, err := next(s.Schedule, tx.now)
+			if err != nil {
+				return atoll.Errorf(atoll.EINVALID, "Drift schedule %q: %v", s.Schedule, err)
+			}
+			if _, err := tx.exec(`UPDATE drift_schedules SET next_due_at = ? WHERE repo_id = ? AND branch = ?`, ts(due), s.RepoID, s.Branch); err != nil {
+				return fmt.Errorf("store drift schedule: %w", err)
+			}
+			pullID, err := tx.driftTarget(s.RepoID, s.Branch)
+			if err != nil {
+				return err
+			}
+			var busy bool
+			if err := tx.queryRow(`SELECT EXISTS (SELECT 1 FROM requests WHERE pull_id = ? AND kind = ? AND state IN ('queued', 'running'))`,
+				pullID, atoll.RequestDrift).Scan(&busy); err != nil {
+				return fmt.Errorf("store drift schedule: %w", err)
+			}
+			if busy {
+				continue // the check still to run covers this slot
+			}
+			sel, err := json.Marshal(DriftSelection{Globs: s.Projects})
+			if err != nil {
+				return fmt.Errorf("store drift schedule: %w", err)
+			}
+			req := &atoll.Request{PullID: pullID, Kind: atoll.RequestDrift, Comment: string(sel), User: "atoll", Source: atoll.SourceAtoll}
+			if err := tx.InsertRequest(req); err != nil {
+				return err
+			}
+			repo, _ := tx.pullRef(pullID)
+			req.Repo = repo
+			if err := tx.AddEvent(atoll.Event{Actor: "atoll", Action: "drift.check", Repo: repo, Detail: "branch " + s.Branch + ", scheduled " + s.Schedule, Source: atoll.SourceAtoll}); err != nil {
+				return err
+			}
+			out = append(out, req)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DriftSchedules lists the stored schedules.
+func (db *DB) DriftSchedules(ctx context.Context) ([]*atoll.DriftSchedule, error) {
+	rows, err := db.reader().QueryContext(ctx, driftSchedulesQuery)
+	return collect(rows, err, "drift schedules", scanDriftSchedule)
+}
+
+const driftSchedulesQuery = `SELECT repo_id, branch, schedule, projects, next_due_at FROM drift_schedules ORDER BY repo_id, branch`
+
+func scanDriftSchedule(s scanner) (*atoll.DriftSchedule, error) {
+	var d atoll.DriftSchedule
+	var projects string
+	var due int64
+	if err := s.Scan(&d.RepoID, &d.Branch, &d.Schedule, &projects, &due); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(projects), &d.Projects); err != nil {
+		return nil, err
+	}
+	d.NextDueAt = fromTS(due)
+	return &d, nil
+}
+
+func (tx *Tx) driftSchedules() ([]*atoll.DriftSchedule, error) {
+	rows, err := tx.query(driftSchedulesQuery)
+	return collect(rows, err, "drift schedules", scanDriftSchedule)
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -150,5 +151,94 @@ func TestRecordDrift(t *testing.T) {
 	}
 	if err := db.RecordDrift(ctx, 999, nil); atoll.ErrorCode(err) != atoll.ENOTFOUND {
 		t.Fatalf("unknown request: %v", err)
+	}
+}
+
+// Schedules are durable: a due check is queued once, in the transaction
+// that moves its schedule on; slots missed while no node ran collapse into
+// one check; a branch whose check is still queued gets no second one; a
+// changed schedule is due anew, a removed one is gone.
+func TestDriftSchedules(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 27, 6, 30, 0, 0, time.UTC)
+	db := storetest.New(t)
+	db.Now = func() time.Time { return now }
+	if err := db.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	f := seed(t, db, 7)
+	// "hourly" is due on the hour, "daily" at midnight.
+	next := func(schedule string, after time.Time) (time.Time, error) {
+		switch schedule {
+		case "hourly":
+			return after.Truncate(time.Hour).Add(time.Hour), nil
+		case "daily":
+			return after.Truncate(24 * time.Hour).Add(24 * time.Hour), nil
+		}
+		return time.Time{}, fmt.Errorf("not a schedule")
+	}
+	want := []atoll.DriftSchedule{{RepoID: f.repoID, Branch: "main", Schedule: "hourly", Projects: []string{"envs/*"}}}
+	if err := db.SyncDriftSchedules(ctx, want, next); err != nil {
+		t.Fatal(err)
+	}
+	due := func() []*atoll.Request {
+		t.Helper()
+		reqs, err := db.QueueDueDrift(ctx, next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reqs
+	}
+	if reqs := due(); len(reqs) != 0 {
+		t.Fatalf("queued before its time: %+v", reqs)
+	}
+	now = time.Date(2026, 11, 27, 7, 0, 0, 0, time.UTC)
+	reqs := due()
+	if len(reqs) != 1 || reqs[0].Kind != atoll.RequestDrift || reqs[0].Comment != `{"globs":["envs/*"]}` || reqs[0].User != "atoll" {
+		t.Fatalf("at 07:00: %+v", reqs)
+	}
+	if again := due(); len(again) != 0 {
+		t.Fatalf("queued twice at 07:00: %+v", again)
+	}
+	// Three slots pass while the first check still waits: no pile-up.
+	now = time.Date(2026, 11, 27, 10, 5, 0, 0, time.UTC)
+	if busy := due(); len(busy) != 0 {
+		t.Fatalf("queued beside a waiting check: %+v", busy)
+	}
+	if err := db.Update(ctx, func(tx *store.Tx) error { return tx.FinishRequest(reqs[0].ID, atoll.RequestDone, "") }); err != nil {
+		t.Fatal(err)
+	}
+	// Down from 10:05 to 13:20: one check for the three missed slots.
+	now = time.Date(2026, 11, 27, 13, 20, 0, 0, time.UTC)
+	if missed := due(); len(missed) != 1 {
+		t.Fatalf("after the downtime: %d checks", len(missed))
+	}
+	s, err := db.DriftSchedules(ctx)
+	if err != nil || len(s) != 1 || !s[0].NextDueAt.Equal(time.Date(2026, 11, 27, 14, 0, 0, 0, time.UTC)) || s[0].Projects[0] != "envs/*" {
+		t.Fatalf("schedules %+v, %v", s, err)
+	}
+	// The same schedule again keeps its time; a new one is due anew.
+	if err := db.SyncDriftSchedules(ctx, want, next); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := db.DriftSchedules(ctx); !s[0].NextDueAt.Equal(time.Date(2026, 11, 27, 14, 0, 0, 0, time.UTC)) {
+		t.Fatalf("resynced: %+v", s[0])
+	}
+	want[0].Schedule = "daily"
+	if err := db.SyncDriftSchedules(ctx, want, next); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := db.DriftSchedules(ctx); !s[0].NextDueAt.Equal(time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("changed: %+v", s[0])
+	}
+	if err := db.SyncDriftSchedules(ctx, []atoll.DriftSchedule{{RepoID: f.repoID, Branch: "main", Schedule: "bogus"}}, next); atoll.ErrorCode(err) != atoll.EINVALID {
+		t.Fatalf("a bad schedule: %v", err)
+	}
+	if err := db.SyncDriftSchedules(ctx, nil, next); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := db.DriftSchedules(ctx); len(s) != 0 {
+		t.Fatalf("removed: %+v", s)
 	}
 }

@@ -22,3 +22,17 @@ CREATE TABLE drift_projects (
 );
 CREATE INDEX drift_projects_state ON drift_projects (state);
 CREATE INDEX pulls_drift ON pulls (repo_id, head_ref) WHERE state = 'drift';
+
+-- A repository branch's scheduled drift check, from the server-side repo
+-- config: next_due_at is durable and replicated, so a restart or a
+-- failover neither skips a due check nor runs it twice; it moves to the
+-- schedule's next time after now in the transaction that queues the
+-- check, so checks missed while no node was active run once.
+CREATE TABLE drift_schedules (
+	repo_id     INTEGER NOT NULL REFERENCES repos (id),
+	branch      TEXT NOT NULL,
+	schedule    TEXT NOT NULL,
+	projects    TEXT NOT NULL DEFAULT '[]',
+	next_due_at INTEGER NOT NULL,
+	PRIMARY KEY (repo_id, branch)
+);
