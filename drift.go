@@ -89,9 +89,10 @@ type DriftService interface {
 	// use), and returns its request.
 	QueueDrift(ctx context.Context, c DriftCheck) (*Request, error)
 	// RecordDrift records the results of drift request requestID, each
-	// project's state (its since kept while the state stays), in one
-	// transaction. Recording the same results again changes nothing.
-	RecordDrift(ctx context.Context, requestID int64, results []DriftResult) error
+	// project's state (its since kept while the state stays), and queues
+	// notes (drift webhooks) in the outbox, in one transaction. Recording
+	// the same results again changes nothing and queues nothing.
+	RecordDrift(ctx context.Context, requestID int64, results []DriftResult, notes []Notification) error
 	// DriftProjects lists the projects' drift states, by repository,
 	// branch and project.
 	DriftProjects(ctx context.Context, f DriftFilter) ([]*DriftProject, error)

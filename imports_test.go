@@ -39,7 +39,7 @@ var allowedImports = map[string][]string{
 	"store":                     {"atoll"},
 	"vcs":                       {"atoll"},
 	"command":                   {"atoll"},
-	"runner/notify":             {"atoll"},
+	"runner/notify":             {"atoll", "drift"},
 	"runner/executor":           {"atoll"},
 	"repocfg":                   {"atoll"},
 	"git":                       {"procs"},
@@ -55,7 +55,7 @@ var allowedImports = map[string][]string{
 	// Worker pools: the control plane's side sees the store and the
 	// runner only through the root interfaces and the executor seam.
 	"dispatch": {"atoll", "runner/executor"},
-	"runner": {"atoll", "git", "gitcred", "metrics", "procs", "command", "runner/executor", "runner/markdown",
+	"runner": {"atoll", "drift", "git", "gitcred", "metrics", "procs", "command", "runner/executor", "runner/markdown",
 		"runner/notify", "repocfg", "terraform", "tfinstall", "vcs"},
 	// The worker process runs jobs with the runner's own in-process
 	// executor (runner.LocalExecutor): one code path for a job's steps.

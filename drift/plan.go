@@ -52,3 +52,17 @@ func HasDrift(d Details) bool {
 func ParseChangedOutside(output string) bool {
 	return strings.Contains(output, OutsideNote)
 }
+
+// SummaryLine is the last line of Terraform's plan output that sums the
+// plan up ("Plan: 1 to add, 0 to change, 0 to destroy." or "No changes.
+// Your infrastructure matches the configuration."), "" when none.
+func SummaryLine(output string) string {
+	line := ""
+	for _, l := range strings.Split(output, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "Plan: ") || strings.HasPrefix(l, "No changes.") {
+			line = l
+		}
+	}
+	return line
+}

@@ -64,3 +64,17 @@ func TestParseChangedOutside(t *testing.T) {
 		}
 	}
 }
+
+// Terraform 1.5's plan prints its summary as the last "Plan: …" line, or a
+// "No changes." line; SummaryLine finds either among the rest.
+func TestSummaryLine(t *testing.T) {
+	for _, tc := range []struct{ output, want string }{
+		{"Terraform will perform the following actions:\n\n  # x will be created\n\nPlan: 1 to add, 0 to change, 0 to destroy.\n\nChanges to Outputs:\n", "Plan: 1 to add, 0 to change, 0 to destroy."},
+		{"\nNo changes. Your infrastructure matches the configuration.\n\nTerraform has compared...\n", "No changes. Your infrastructure matches the configuration."},
+		{"Error: something\n", ""},
+	} {
+		if got := SummaryLine(tc.output); got != tc.want {
+			t.Errorf("SummaryLine(%q) = %q; want %q", tc.output, got, tc.want)
+		}
+	}
+}

@@ -10,8 +10,10 @@ import (
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/command"
+	"github.com/atollhq/atoll/drift"
 	"github.com/atollhq/atoll/git"
 	"github.com/atollhq/atoll/repocfg"
+	"github.com/atollhq/atoll/runner/notify"
 	"github.com/atollhq/atoll/vcs"
 )
 
@@ -164,12 +166,63 @@ const changedOutside = "Objects have changed outside of Terraform"
 // recordDrift records each finished job's result as its project's drift.
 func (r *Runner) recordDrift(ctx context.Context, w *work, outcomes []outcome) error {
 	var results []atoll.DriftResult
+	var projects []drift.ProjectDrift
+	final := true
 	for _, o := range outcomes {
-		if res, ok := driftResult(o); ok {
-			results = append(results, res)
+		res, ok := driftResult(o)
+		if !ok {
+			final = false
+			continue
+		}
+		results = append(results, res)
+		projects = append(projects, driftProject(w, o.job, res, o.res.Output))
+	}
+	var notes []atoll.Notification
+	if final {
+		var err error
+		if notes, err = r.driftNotifications(w, projects); err != nil {
+			return err
 		}
 	}
-	return r.commit("record drift", func(ctx context.Context) error { return r.DB.RecordDrift(ctx, w.req.ID, results) })
+	err := r.commit("record drift", func(ctx context.Context) error { return r.DB.RecordDrift(ctx, w.req.ID, results, notes) })
+	if err == nil && len(notes) > 0 {
+		r.wakeNotifications()
+	}
+	return err
+}
+
+// driftProject is a project's check as Atlantis's drift API and webhooks
+// show it.
+func driftProject(w *work, j *atoll.Job, res atoll.DriftResult, output string) drift.ProjectDrift {
+	p := drift.ProjectDrift{ProjectName: j.Project, Directory: j.Dir, Workspace: j.Workspace, Ref: w.pull.HeadRef,
+		BaseBranch: w.pull.HeadRef, ResolvedCommit: w.pull.HeadSHA, DetectionID: itoa(w.req.ID), LastChecked: time.Now(), Error: res.Error}
+	if res.State != atoll.DriftFailed {
+		p.SetDetails(drift.FromPlan(res.Add, res.Change, res.Destroy, res.Import, res.Forget, res.ChangedOutside, drift.SummaryLine(output)))
+	}
+	return p
+}
+
+// driftNotifications are a check's drift webhooks: sent, as Atlantis's,
+// only when no project failed (a check that found no project too).
+func (r *Runner) driftNotifications(w *work, projects []drift.ProjectDrift) ([]atoll.Notification, error) {
+	if r.Notifications == nil || r.Notifications.Sender == nil || !drift.ShouldSendWebhook(projects) {
+		return nil, nil
+	}
+	var notes []atoll.Notification
+	var payload []byte
+	for i, wh := range r.Notifications.Sender.Webhooks {
+		if wh.Event != notify.EventDrift {
+			continue
+		}
+		if payload == nil {
+			var err error
+			if payload, err = json.Marshal(drift.NewWebhookPayload(w.repo.FullName(), w.pull.HeadRef, itoa(w.req.ID), projects)); err != nil {
+				return nil, err
+			}
+		}
+		notes = append(notes, atoll.Notification{Dest: i, Kind: wh.Kind, Payload: payload})
+	}
+	return notes, nil
 }
 
 // driftResult is a drift job's result: failed with its error, drifted

@@ -75,8 +75,12 @@ func (tx *Tx) driftTarget(repoID int64, branch string) (int64, error) {
 }
 
 // RecordDrift records a drift request's results.
-func (db *DB) RecordDrift(ctx context.Context, requestID int64, results []atoll.DriftResult) error {
+func (db *DB) RecordDrift(ctx context.Context, requestID int64, results []atoll.DriftResult, notes []atoll.Notification) error {
 	return db.Update(ctx, func(tx *Tx) error {
+		var recorded bool
+		if err := tx.queryRow(`SELECT EXISTS (SELECT 1 FROM drift_projects d JOIN jobs j ON j.id = d.job_id WHERE j.request_id = ?)`, requestID).Scan(&recorded); err != nil {
+			return fmt.Errorf("store record drift: %w", err)
+		}
 		var branch, headSHA string
 		err := tx.queryRow(`SELECT p.head_ref, p.head_sha FROM requests q JOIN pulls p ON p.id = q.pull_id WHERE q.id = ? AND q.kind = ?`,
 			requestID, atoll.RequestDrift).Scan(&branch, &headSHA)
@@ -108,7 +112,10 @@ func (db *DB) RecordDrift(ctx context.Context, requestID int64, results []atoll.
 			repo, _ := tx.pullRefOfRequest(requestID)
 			tx.Notify(atoll.Change{Topic: atoll.TopicDrift, Repo: repo})
 		}
-		return nil
+		if recorded {
+			return nil // told already (a resumed request)
+		}
+		return tx.insertNotifications(notes)
 	})
 }
 
@@ -270,4 +277,13 @@ func scanDriftSchedule(s scanner) (*atoll.DriftSchedule, error) {
 func (tx *Tx) driftSchedules() ([]*atoll.DriftSchedule, error) {
 	rows, err := tx.query(driftSchedulesQuery)
 	return collect(rows, err, "drift schedules", scanDriftSchedule)
+}
+
+func (tx *Tx) insertNotifications(notes []atoll.Notification) error {
+	for _, n := range notes {
+		if _, err := tx.InsertNotification(n); err != nil {
+			return err
+		}
+	}
+	return nil
 }

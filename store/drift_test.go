@@ -114,7 +114,7 @@ func TestRecordDrift(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := []atoll.DriftResult{{JobID: j.ID, ProjectID: f.projectID, State: state, Add: add}}
-		if err := db.RecordDrift(ctx, req.ID, res); err != nil {
+		if err := db.RecordDrift(ctx, req.ID, res, nil); err != nil {
 			t.Fatal(err)
 		}
 		return req, j.ID
@@ -136,7 +136,7 @@ func TestRecordDrift(t *testing.T) {
 	}
 	now = now.Add(time.Hour)
 	// The same results again (a resumed request): nothing moves.
-	if err := db.RecordDrift(ctx, req.ID, []atoll.DriftResult{{JobID: job, ProjectID: f.projectID, State: atoll.DriftDrifted, Add: 3}}); err != nil {
+	if err := db.RecordDrift(ctx, req.ID, []atoll.DriftResult{{JobID: job, ProjectID: f.projectID, State: atoll.DriftDrifted, Add: 3}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if d := get(); !d.CheckedAt.Equal(now.Add(-time.Hour)) {
@@ -149,7 +149,7 @@ func TestRecordDrift(t *testing.T) {
 	if ds, _ := db.DriftProjects(ctx, atoll.DriftFilter{State: atoll.DriftDrifted}); len(ds) != 0 {
 		t.Fatalf("state filter: %v", ds)
 	}
-	if err := db.RecordDrift(ctx, 999, nil); atoll.ErrorCode(err) != atoll.ENOTFOUND {
+	if err := db.RecordDrift(ctx, 999, nil, nil); atoll.ErrorCode(err) != atoll.ENOTFOUND {
 		t.Fatalf("unknown request: %v", err)
 	}
 }

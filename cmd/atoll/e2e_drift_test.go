@@ -2,7 +2,11 @@ package main_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +15,7 @@ import (
 	"time"
 
 	"github.com/atollhq/atoll"
+	main "github.com/atollhq/atoll/cmd/atoll"
 )
 
 // Drift checks end to end: the real server, real git, real Terraform 1.5.7
@@ -65,7 +70,15 @@ func checkDrift(t *testing.T, e *e2e, projects ...string) []*atoll.DriftProject 
 
 func TestDriftCheckFindsStateChangedOutside(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "app.tfstate")
-	e := newE2EWith(t, map[string]string{"app/main.tf": driftProject(state, "v1")}, nil)
+	hooks := make(chan []byte, 8)
+	hookSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		hooks <- b
+	}))
+	t.Cleanup(hookSrv.Close)
+	config := filepath.Join(t.TempDir(), "webhooks.yaml")
+	os.WriteFile(config, []byte("webhooks:\n- {event: drift, kind: http, url: '"+hookSrv.URL+"/drift'}\n- {event: apply, kind: http, url: '"+hookSrv.URL+"/apply'}\n"), 0o600)
+	e := newE2EWith(t, map[string]string{"app/main.tf": driftProject(state, "v1")}, func(c *main.Config) { c.WebhooksConfig = config })
 
 	// Never applied: everything is to add.
 	drift := checkDrift(t, e)
@@ -73,6 +86,27 @@ func TestDriftCheckFindsStateChangedOutside(t *testing.T) {
 		t.Fatalf("first check: %+v", *drift[0])
 	}
 	first := drift[0]
+	// Its webhook: Atlantis's drift payload, through the outbox.
+	select {
+	case b := <-hooks:
+		var got struct {
+			Repository        string `json:"repository"`
+			Ref               string `json:"ref"`
+			DetectionID       string `json:"detection_id"`
+			ProjectsWithDrift int    `json:"projects_with_drift"`
+			Projects          []struct {
+				Path    string `json:"path"`
+				ToAdd   int    `json:"to_add"`
+				Summary string `json:"summary"`
+			} `json:"projects"`
+		}
+		if err := json.Unmarshal(b, &got); err != nil || got.ProjectsWithDrift != 1 || len(got.Projects) != 1 || got.Projects[0].Path != "app" ||
+			got.Projects[0].ToAdd != 1 || got.Repository != "acme/infra" || got.Ref != "main" || got.DetectionID == "" || got.Projects[0].Summary != "Plan: 1 to add, 0 to change, 0 to destroy." {
+			t.Fatalf("drift webhook %s: %v", b, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no drift webhook")
+	}
 
 	// Applied outside, as the base branch says: in sync.
 	outside := t.TempDir()

@@ -19,7 +19,9 @@ const (
 	KindHTTP   = "http"
 	KindSlack  = "slack"
 	EventApply = "apply"
-	eventDrift = "drift"
+	// EventDrift sends each drift check's results with no failed project
+	// (Atlantis's drift webhooks; its regex filters do not apply).
+	EventDrift = "drift"
 )
 
 // Webhook is one entry of the webhooks list: where an apply's result goes,
@@ -94,13 +96,11 @@ func entry(i int, m map[string]string) (Webhook, error) {
 	}
 	w := Webhook{Event: m["event"], Kind: m["kind"], URL: m["url"], Channel: m["channel"], WorkspaceRegex: m["workspace-regex"], BranchRegex: m["branch-regex"]}
 	switch w.Event {
-	case EventApply:
+	case EventApply, EventDrift:
 	case "":
-		return w, fmt.Errorf("webhooks[%d].event: required (apply)", i)
-	case eventDrift:
-		return w, fmt.Errorf("webhooks[%d].event: drift is not supported: Atoll has no drift detection", i)
+		return w, fmt.Errorf("webhooks[%d].event: required (apply or drift)", i)
 	default:
-		return w, fmt.Errorf("webhooks[%d].event: %q is not supported: only apply", i, w.Event)
+		return w, fmt.Errorf("webhooks[%d].event: %q is not supported: apply or drift", i, w.Event)
 	}
 	switch w.Kind {
 	case KindHTTP:
@@ -118,6 +118,11 @@ func entry(i int, m map[string]string) (Webhook, error) {
 		return w, fmt.Errorf("webhooks[%d].kind: required (http or slack)", i)
 	default:
 		return w, fmt.Errorf("webhooks[%d].kind: %q is not supported: http or slack", i, w.Kind)
+	}
+	if w.Event == EventDrift {
+		// As Atlantis: drift results go to every drift webhook, and its
+		// regexes are not read.
+		return w, nil
 	}
 	var err error
 	if w.WorkspaceRegex != "" {

@@ -63,8 +63,9 @@ func TestParseWebhooksErrors(t *testing.T) {
 		{"empty list", "webhooks: []\n", "no webhooks"},
 		{"list of strings", "webhooks: [apply]\n", "webhooks[0]: an entry is a map"},
 		{"no event", "webhooks:\n- kind: http\n  url: http://x/\n", "webhooks[0].event: required"},
-		{"drift", "webhooks:\n- event: drift\n  kind: http\n  url: http://x/\n", "webhooks[0].event: drift is not supported: Atoll has no drift detection"},
-		{"plan event", "webhooks:\n- event: plan\n  kind: http\n  url: http://x/\n", `webhooks[0].event: "plan" is not supported`},
+		{"drift without url", "webhooks:\n- event: drift\n  kind: http\n", "webhooks[0].url: required with kind http"},
+		{"drift bad kind", "webhooks:\n- event: drift\n  kind: teams\n", `webhooks[0].kind: "teams" is not supported`},
+		{"plan event", "webhooks:\n- event: plan\n  kind: http\n  url: http://x/\n", `webhooks[0].event: "plan" is not supported: apply or drift`},
 		{"no kind", "webhooks:\n- event: apply\n", "webhooks[0].kind: required"},
 		{"bad kind", "webhooks:\n- event: apply\n  kind: teams\n", `webhooks[0].kind: "teams" is not supported`},
 		{"http without url", "webhooks:\n- event: apply\n  kind: slack\n  channel: c\n- event: apply\n  kind: http\n", "webhooks[1].url: required with kind http"},
@@ -104,5 +105,17 @@ func TestParseHeaders(t *testing.T) {
 		} else if strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%s: the error quotes a value: %v", bad, err)
 		}
+	}
+}
+
+// Atlantis's drift webhooks: kinds http and slack, and (as Atlantis) their
+// regexes are not read, so a bad one does not stop the server.
+func TestParseDriftWebhooks(t *testing.T) {
+	w, err := notify.Parse([]byte("webhooks:\n- {event: drift, kind: http, url: 'http://x/', workspace-regex: '('}\n- {event: drift, kind: slack, channel: ops}\n- {event: apply, kind: http, url: 'http://y/'}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w) != 3 || w[0].Event != notify.EventDrift || w[1].Kind != notify.KindSlack || w[2].Event != notify.EventApply {
+		t.Fatalf("webhooks %+v", w)
 	}
 }

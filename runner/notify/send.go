@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/drift"
 )
 
 // DefaultSlackAPIURL is the base of Slack's Web API.
@@ -56,6 +57,13 @@ func (s *Sender) Deliver(ctx context.Context, dest int, kind string, payload []b
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	w := s.Webhooks[dest]
+	if kind == KindSlack && w.Event == EventDrift {
+		var p drift.WebhookPayload
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return fmt.Errorf("payload: %w", err)
+		}
+		return s.slackDrift(ctx, w.Channel, p)
+	}
 	if kind == KindSlack {
 		var r ApplyResult
 		if err := json.Unmarshal(payload, &r); err != nil {

@@ -242,3 +242,40 @@ func TestOutboxFencedClaimsNothing(t *testing.T) {
 		t.Fatalf("fenced outbox: %d sends, states %+v; want nothing sent or claimed", calls.Load(), states)
 	}
 }
+
+// A drift check's webhook: the JSON as queued to kind http, and to Slack
+// Atlantis's attachment (danger with drift, its four fields).
+func TestDeliverDrift(t *testing.T) {
+	var got map[string]any
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ = io.ReadAll(r.Body)
+		json.Unmarshal(body, &got)
+		if r.URL.Path == "/api/chat.postMessage" {
+			io.WriteString(w, `{"ok":true}`)
+		}
+	}))
+	defer srv.Close()
+	s := &notify.Sender{Webhooks: webhooks(t, "webhooks:\n- {event: drift, kind: slack, channel: ops}\n- {event: drift, kind: http, url: '"+srv.URL+"/hook'}\n"),
+		SlackToken: "xoxb-tok", SlackAPIURL: srv.URL + "/api/"}
+	payload := []byte(`{"repository":"acme/infra","ref":"main","detection_id":"12","projects_with_drift":1,"total_projects":2,"projects":[]}`)
+	if err := s.Deliver(context.Background(), 0, notify.KindSlack, payload); err != nil {
+		t.Fatal(err)
+	}
+	att, _ := got["attachments"].([]any)
+	if len(att) != 1 {
+		t.Fatalf("slack message %v", got)
+	}
+	a := att[0].(map[string]any)
+	fields, _ := json.Marshal(a["fields"])
+	if a["color"] != "danger" || a["text"] != "Drift detected in acme/infra" ||
+		string(fields) != `[{"short":true,"title":"Repository","value":"acme/infra"},{"short":true,"title":"Ref","value":"main"},{"short":true,"title":"Projects with drift","value":"1 / 2"},{"short":true,"title":"Detection ID","value":"12"}]` {
+		t.Errorf("attachment %v %s", a, fields)
+	}
+	if err := s.Deliver(context.Background(), 1, notify.KindHTTP, payload); err != nil {
+		t.Fatal(err)
+	}
+	if string(body) != string(payload) {
+		t.Errorf("http body %s", body)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/atollhq/atoll/drift"
 )
 
 // slackMessage is chat.postMessage's body: Atlantis's attachment (colour,
@@ -51,6 +53,19 @@ func slackText(r ApplyResult) (text, color string) {
 	return text, color
 }
 
+// slackDrift posts a drift check's results: Atlantis's attachment (its
+// color, text and four fields).
+func (s *Sender) slackDrift(ctx context.Context, channel string, p drift.WebhookPayload) error {
+	a := drift.SlackMessage(p)
+	fields := make([]slackField, len(a.Fields))
+	for i, f := range a.Fields {
+		fields[i] = slackField{Title: f.Title, Value: slackEscape.Replace(f.Value), Short: f.Short}
+	}
+	text := slackEscape.Replace(a.Text)
+	return s.postSlack(ctx, slackMessage{Channel: channel, Text: text,
+		Attachments: []slackAttachment{{Color: a.Color, Text: text, Fallback: text, Fields: fields}}})
+}
+
 func (s *Sender) slack(ctx context.Context, channel string, r ApplyResult) error {
 	text, color := slackText(r)
 	dir := r.Directory
@@ -66,8 +81,13 @@ func (s *Sender) slack(ctx context.Context, channel string, r ApplyResult) error
 	if r.ProjectName != "" {
 		fields = append(fields, slackField{Title: "Project", Value: r.ProjectName, Short: true})
 	}
-	body, err := json.Marshal(slackMessage{Channel: channel, Text: text,
+	return s.postSlack(ctx, slackMessage{Channel: channel, Text: text,
 		Attachments: []slackAttachment{{Color: color, Text: text, Fallback: text, Fields: fields}}})
+}
+
+// postSlack sends msg with chat.postMessage.
+func (s *Sender) postSlack(ctx context.Context, msg slackMessage) error {
+	body, err := json.Marshal(msg)
 	if err != nil {
 		return err
 	}
