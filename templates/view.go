@@ -37,6 +37,9 @@ type Meta struct {
 	// WorkerPools is set when the server has worker pools: the header
 	// links the workers page.
 	WorkerPools bool
+	// Drift is set when the server runs drift checks: the header links the
+	// drift page.
+	Drift bool
 }
 
 // PullPage shows one pull request.
