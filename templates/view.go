@@ -230,3 +230,20 @@ func freezeText(f atoll.Freeze) string {
 	}
 	return s + "."
 }
+
+// PullLabel names pull request number of repo as "owner/name#N"; a drift
+// target (a negative number) is no pull request: "owner/name drift".
+func PullLabel(repo string, number int) string {
+	if number < 0 {
+		return repo + " drift"
+	}
+	return repo + pullRef(number)
+}
+
+// pullRef is "#N", or "drift" for a drift target.
+func pullRef(number int) string {
+	if number < 0 {
+		return "drift"
+	}
+	return "#" + strconv.Itoa(number)
+}
