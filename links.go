@@ -31,13 +31,33 @@ func (l Links) JobLine(id, seq int64) string {
 // Pull is the page of pull request number of repo (its full name). The
 // owner is everything before the last slash and is escaped as one path
 // segment: an Azure DevOps owner is ORG/PROJECT, and the route takes it
-// as one.
+// as one. A negative number is a drift target's (atoll.PullDrift), no
+// pull request: its page is the repository's on the drift page.
 func (l Links) Pull(repo string, number int) string {
+	if number < 0 {
+		return l.Drift(repo, "")
+	}
 	owner, name := repo, ""
 	if i := strings.LastIndex(repo, "/"); i >= 0 {
 		owner, name = repo[:i], repo[i+1:]
 	}
 	return l.Base + "/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + "/pulls/" + strconv.Itoa(number)
+}
+
+// Drift is the drift page, of repository repo and in drift state state
+// when given.
+func (l Links) Drift(repo, state string) string {
+	q := url.Values{}
+	if repo != "" {
+		q.Set("repo", repo)
+	}
+	if state != "" {
+		q.Set("state", state)
+	}
+	if len(q) == 0 {
+		return l.Base + "/drift"
+	}
+	return l.Base + "/drift?" + q.Encode()
 }
 
 // PullCommands is where the pull request page's Plan and Apply buttons

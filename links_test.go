@@ -20,6 +20,11 @@ func TestLinks(t *testing.T) {
 		// Azure DevOps: ORG/PROJECT is one segment.
 		{public.Pull("org/proj/repo", 3), "https://atoll.example.com/repos/org%2Fproj/repo/pulls/3"},
 		{paths.Pull("acme/a b", 3), "/repos/acme/a%20b/pulls/3"},
+		// A drift target (negative number) links to its repository's drift.
+		{paths.Pull("acme/infra", -1), "/drift?repo=acme%2Finfra"},
+		{public.Pull("acme/infra", -2), "https://atoll.example.com/drift?repo=acme%2Finfra"},
+		{paths.Drift("", ""), "/drift"},
+		{paths.Drift("acme/infra", atoll.DriftDrifted), "/drift?repo=acme%2Finfra&state=drifted"},
 		{paths.PullCommands("acme/infra", 3), "/repos/acme/infra/pulls/3/commands"},
 		{paths.PullComment("acme/infra", 3), "/repos/acme/infra/pulls/3/comment"},
 		{paths.ProjectAnchor(9), "project-9"},

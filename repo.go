@@ -30,4 +30,7 @@ func (r Repo) FullName() string { return r.Owner + "/" + r.Name }
 // RepoService reads repositories.
 type RepoService interface {
 	Repo(ctx context.Context, id int64) (*Repo, error)
+	// RepoByName returns the repository owner/name, matched
+	// case-insensitively (ENOTFOUND if unknown).
+	RepoByName(ctx context.Context, fullName string) (*Repo, error)
 }

@@ -23,8 +23,11 @@ func (db *DB) NewestLocks(ctx context.Context, limit int) ([]*atoll.Lock, int, e
 }
 
 // NewestPulls returns the newest limit pull requests in state (by last
-// update) and how many are in it.
+// update) and how many are in it. Drift targets are never among them.
 func (db *DB) NewestPulls(ctx context.Context, state string, limit int) ([]*atoll.Pull, int, error) {
+	if state == atoll.PullDrift {
+		return nil, 0, nil
+	}
 	var n int
 	if err := db.reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM pulls WHERE state = ?`, state).Scan(&n); err != nil {
 		return nil, 0, fmt.Errorf("store count pulls: %w", err)

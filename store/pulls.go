@@ -94,9 +94,10 @@ func pullWhere(ctx context.Context, q querier, where string, args ...any) (*atol
 	return p, nil
 }
 
-// Pulls lists pull requests, most recently updated first.
+// Pulls lists pull requests, most recently updated first. Drift targets
+// (state atoll.PullDrift) are no pull requests: never listed.
 func (db *DB) Pulls(ctx context.Context, f atoll.PullFilter) ([]*atoll.Pull, error) {
-	var where []string
+	where := []string{`p.state <> '` + atoll.PullDrift + `'`}
 	var args []any
 	if f.Repo != "" {
 		owner, name, ok := splitFullName(f.Repo)
@@ -110,10 +111,7 @@ func (db *DB) Pulls(ctx context.Context, f atoll.PullFilter) ([]*atoll.Pull, err
 		where = append(where, `p.state = ?`)
 		args = append(args, f.State)
 	}
-	q := `SELECT ` + pullColumns + pullFrom
-	if len(where) > 0 {
-		q += `WHERE ` + strings.Join(where, ` AND `)
-	}
+	q := `SELECT ` + pullColumns + pullFrom + `WHERE ` + strings.Join(where, ` AND `)
 	rows, err := db.reader().QueryContext(ctx, q+` ORDER BY p.updated_at DESC, p.id DESC LIMIT 500`, args...)
 	return collect(rows, err, "pulls", scanPull)
 }

@@ -34,6 +34,11 @@ type OverviewPage struct {
 	// WorkerQueues are the jobs waiting for a worker, per pool (nil: no
 	// worker pools).
 	WorkerQueues map[string]int
+	// Drifted is how many projects drifted; DriftShown says whether the
+	// node section shows it (the server runs drift checks, or some
+	// project has a drift state).
+	Drifted    int
+	DriftShown bool
 }
 
 // JobPage shows one job and the end of its log.

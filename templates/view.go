@@ -37,6 +37,9 @@ type Meta struct {
 	// WorkerPools is set when the server has worker pools: the header
 	// links the workers page.
 	WorkerPools bool
+	// Drift is set when the server runs drift checks: the header links the
+	// drift page.
+	Drift bool
 }
 
 // PullPage shows one pull request.
@@ -226,4 +229,21 @@ func freezeText(f atoll.Freeze) string {
 		s += ": " + f.Reason
 	}
 	return s + "."
+}
+
+// PullLabel names pull request number of repo as "owner/name#N"; a drift
+// target (a negative number) is no pull request: "owner/name drift".
+func PullLabel(repo string, number int) string {
+	if number < 0 {
+		return repo + " drift"
+	}
+	return repo + pullRef(number)
+}
+
+// pullRef is "#N", or "drift" for a drift target.
+func pullRef(number int) string {
+	if number < 0 {
+		return "drift"
+	}
+	return "#" + strconv.Itoa(number)
 }

@@ -30,7 +30,8 @@ func TestRoutesServeEveryLink(t *testing.T) {
 			"JobLog":  {{"GET", l.JobLog(7)}},
 			"JobLine": {{"GET", l.JobLine(7, 12)}},
 			// An Azure DevOps owner (org/project) is one segment.
-			"Pull":         {{"GET", l.Pull("acme/infra", 3)}, {"GET", l.Pull("org/proj/infra", 3)}, {"GET", l.Pull("acme/a b", 3)}},
+			"Pull":         {{"GET", l.Pull("acme/infra", 3)}, {"GET", l.Pull("org/proj/infra", 3)}, {"GET", l.Pull("acme/a b", 3)}, {"GET", l.Pull("acme/infra", -1)}},
+			"Drift":        {{"GET", l.Drift("", "")}, {"GET", l.Drift("org/proj/infra", atoll.DriftDrifted)}},
 			"PullCommands": {{"POST", l.PullCommands("org/proj/infra", 3)}},
 			"PullComment":  {{"POST", l.PullComment("org/proj/infra", 3)}},
 			"Project":      {{"GET", l.Project("org/proj/infra", 3, 9)}},

@@ -62,6 +62,10 @@ func (s *Server) loadOverview(ctx context.Context, section string, d *templates.
 				d.LagMS = rep.LagMS
 			}
 		}
+		var drifted []*atoll.DriftProject
+		if drifted, err = s.DB.DriftProjects(ctx, atoll.DriftFilter{State: atoll.DriftDrifted}); err == nil {
+			d.Drifted, d.DriftShown = len(drifted), s.Drift != nil || len(drifted) > 0
+		}
 	case templates.SectionJobs:
 		if d.Running, err = s.DB.Jobs(ctx, atoll.JobFilter{State: atoll.JobRunning, Limit: overviewRows}); err == nil {
 			d.Queued, err = s.DB.Jobs(ctx, atoll.JobFilter{State: atoll.JobQueued, Limit: overviewRows})

@@ -33,7 +33,7 @@ func TestOverviewPage(t *testing.T) {
 		"Open pull requests", `href="/repos/acme/infra/pulls/7"`, "Add &lt;b&gt;bucket&lt;/b&gt;", "alice", "0123456",
 		// Each section is re-fetched in place when its topics change.
 		`id="section-jobs"`, `hx-get="/?section=jobs"`, `hx-trigger="atoll:changed"`, `data-live-topics="job"`,
-		`hx-get="/?section=node"`, `data-live-topics="node freeze"`, `hx-get="/?section=locks"`, `data-live-topics="lock"`,
+		`hx-get="/?section=node"`, `data-live-topics="node freeze drift"`, `hx-get="/?section=locks"`, `data-live-topics="lock"`,
 		`hx-get="/?section=runs"`, `hx-get="/?section=pulls"`,
 		"/assets/atoll.js", "/assets/live.js", "/assets/atoll.css")
 	if strings.Contains(body, "<b>bucket</b>") {

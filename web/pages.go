@@ -60,6 +60,7 @@ func (s *Server) pageMeta(ctx context.Context) templates.Meta {
 	m := templates.Meta{Version: s.Version, Node: s.Node, Demo: s.Demo, Now: s.now(), AssetVersion: assets.Version, User: atoll.UserFromContext(ctx)}
 	m.Flash, m.FlashOK = flashOf(ctx)
 	m.WorkerPools = s.WorkerAdmin != nil
+	m.Drift = s.Drift != nil
 	if s.DB != nil && s.DB.Readable() {
 		// One primary-key read; a failure only hides the banner.
 		if f, err := s.DB.Freeze(ctx); err == nil {

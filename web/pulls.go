@@ -51,7 +51,7 @@ func (s *Server) handlePulls(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handlePull(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	number, err := strconv.Atoi(r.PathValue("number"))
-	if err != nil {
+	if err != nil || number <= 0 { // a drift target's negative number is no pull request
 		s.error(w, r, atoll.Errorf(atoll.EINVALID, "Invalid pull request number."))
 		return
 	}

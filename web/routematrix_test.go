@@ -130,6 +130,8 @@ func routeMatrix(f *authFixture, t *testing.T) []matrixRoute {
 		{pattern: "GET /metrics", path: "/metrics", want: reads},
 		{pattern: "GET /admin", path: "/admin", want: adminOnly(200)},
 		{pattern: "GET /workers", path: "/workers", want: reads}, // no worker pools: the page says so
+		{pattern: "GET /drift", path: "/drift", want: reads},
+		{pattern: "GET /drift", path: "/drift?section=drift&state=drifted", want: reads},
 
 		// Actions of an operator: plan, apply, comment, approve, reject,
 		// unlock.
@@ -144,6 +146,8 @@ func routeMatrix(f *authFixture, t *testing.T) []matrixRoute {
 		{pattern: "POST /plans/{id}/approve", path: "/plans/" + plan + "/approve", body: "reason=fine", okPath: "/plans/999999/approve", want: operatorOnly(404)},
 		{pattern: "POST /plans/{id}/reject", path: "/plans/" + plan + "/reject", body: "reason=no", okPath: "/plans/999999/reject", want: operatorOnly(404)},
 		{pattern: "POST /api/v1/plans/{id}/approvals", path: "/api/v1/plans/" + plan + "/approvals", body: `{"decision":"approve"}`, okPath: "/api/v1/plans/999999/approvals", want: operatorOnly(404)},
+		// No drift checks on this server: 404 past the gate.
+		{pattern: "POST /drift/check", path: "/drift/check", body: "repo=acme/infra&branch=main", want: operatorOnly(404)},
 		{pattern: "POST /locks/unlock", path: "/locks/unlock", body: "id=" + lock + "&confirm=1", okBy: "id=999999&confirm=1", want: operatorOnly(404)},
 
 		// Actions of an admin: the freeze, users and tokens.

@@ -170,6 +170,7 @@ func (s *Server) Handler() http.Handler {
 	s.liveRoutes(mux)
 	s.profilingRoutes(mux)
 	s.workerRoutes(mux)
+	s.driftRoutes(mux)
 	s.patterns = mux.patterns
 	return s.logRequests(s.markChanges(securityHeaders(s.forwardToActive(guardMutations(withFlash(s.identify(s.gate(mux.mux))))))))
 }

@@ -1,0 +1,96 @@
+package web
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/templates"
+)
+
+// driftRoutes registers the drift page and its "Check now" action.
+func (s *Server) driftRoutes(mux *routeMux) {
+	mux.HandleFunc("GET /drift", s.handleDriftPage)
+	mux.HandleFunc("POST /drift/check", s.require(atoll.RoleOperator, s.handleDriftCheck))
+}
+
+// handleDriftPage shows every project's drift state (any signed-in user),
+// filtered by ?repo=owner/name and ?state=in_sync|drifted|failed; with
+// ?section=drift the content alone, for live.js to swap in place when a
+// drift state was recorded. Operators get "Check now" buttons when the
+// server runs drift checks.
+func (s *Server) handleDriftPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	d := templates.DriftPage{Meta: s.pageMeta(ctx), Repo: q.Get("repo"), State: q.Get("state")}
+	if d.State != "" && !slices.Contains(templates.DriftStates, d.State) {
+		s.pageError(w, r, atoll.Errorf(atoll.EINVALID, "No drift state %q: in_sync, drifted or failed.", d.State))
+		return
+	}
+	// Every state of the repository: the page counts them all, and shows
+	// those of d.State.
+	projects, err := s.DB.DriftProjects(ctx, atoll.DriftFilter{Repo: d.Repo})
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	d.Projects = projects
+	d.CanCheck = s.Drift != nil && d.Meta.User != nil && d.Meta.User.Role.Allows(atoll.RoleOperator)
+	switch section := q.Get("section"); section {
+	case "":
+		s.renderPage(w, r, http.StatusOK, templates.Drift(d))
+	case templates.SectionDrift:
+		s.renderPage(w, r, http.StatusOK, templates.DriftSection(d))
+	default:
+		s.pageError(w, r, atoll.Errorf(atoll.EINVALID, "No section %q on this page.", section))
+	}
+}
+
+// driftCheckResult is POST /drift/check's JSON answer.
+type driftCheckResult struct {
+	Message string         `json:"message"`
+	Request *atoll.Request `json:"request"`
+}
+
+// handleDriftCheck queues a drift check (operators): a form with repo
+// (owner/name), branch and, optionally, project (a name or dir; without
+// it every project). It answers back on the drift page (a notice), or
+// JSON. Without drift checks on this server: 404.
+func (s *Server) handleDriftCheck(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if err := readForm(w, r, maxForm); err != nil {
+		s.failed(w, r, "/drift", err)
+		return
+	}
+	back := "/drift"
+	if b := r.PostFormValue("back"); b != "" {
+		back = safeBack(b)
+	}
+	if s.Drift == nil {
+		s.failed(w, r, back, atoll.Errorf(atoll.ENOTFOUND, "This server runs no drift checks."))
+		return
+	}
+	name, branch, project := r.PostFormValue("repo"), r.PostFormValue("branch"), r.PostFormValue("project")
+	if name == "" || branch == "" {
+		s.failed(w, r, back, atoll.Errorf(atoll.EINVALID, "A drift check needs a repository (repo=owner/name) and a branch."))
+		return
+	}
+	repo, err := s.DB.RepoByName(ctx, name)
+	if err != nil {
+		s.failed(w, r, back, err)
+		return
+	}
+	c := atoll.DriftCheck{Repo: *repo, Branch: branch, User: atoll.UserFromContext(ctx).Name, Source: source(r)}
+	what := repo.FullName() + " " + branch
+	if project != "" {
+		c.Projects = []string{project}
+		what = project + " of " + what
+	}
+	req, err := s.Drift.CheckDrift(ctx, c)
+	if err != nil {
+		s.failed(w, r, back, err)
+		return
+	}
+	msg := "Drift check of " + what + " queued."
+	s.done(w, r, back, msg, nil, driftCheckResult{Message: msg, Request: req})
+}
