@@ -83,7 +83,7 @@ func newDriftFixture(t *testing.T) *driftFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.db.RecordDrift(ctx, req.ID, results); err != nil {
+	if err := f.db.RecordDrift(ctx, req.ID, results, nil); err != nil {
 		t.Fatal(err)
 	}
 	return f
