@@ -64,7 +64,7 @@ type DriftSettings struct {
 
 // Next returns the first time after after at which the schedule fires.
 // A schedule without CRON_TZ is evaluated in UTC, whatever after's zone;
-// the result is in UTC too (or in the CRON_TZ zone).
+// one with CRON_TZ=Zone in that zone. The result is in UTC.
 func (s DriftSettings) Next(after time.Time) (time.Time, error) {
 	sched := s.sched
 	if sched == nil {
