@@ -24,6 +24,7 @@ require (
 	github.com/hashicorp/hcl/v2 v2.24.0
 	github.com/johannesboyne/gofakes3 v1.2.0
 	github.com/microsoft/azure-devops-go-api/azuredevops/v7 v7.1.0
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/superfly/ltx v0.5.2
 	golang.org/x/crypto v0.57.0
 	golang.org/x/oauth2 v0.36.0

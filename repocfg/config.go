@@ -40,6 +40,11 @@ type Config struct {
 	// Autodiscover is the file's autodiscover block, or after Merge the
 	// one in force (the server's wins); nil means mode auto.
 	Autodiscover *Autodiscover
+	// Drift is the file's top-level drift_detection (Atoll's; nil: not
+	// set), or after Merge the block in force: the file's where the server
+	// allows drift_detection, else the server's (nil: neither sets one).
+	// Its Branch "" is the repository's default branch.
+	Drift *DriftSettings
 	// Defaults are what a project the file does not list (autodiscovered,
 	// or planned with -d) gets; set from the server-side repo config.
 	Defaults ProjectDefaults

@@ -86,6 +86,11 @@ func (d *decoder) config(doc *yaml.Node) (*Config, error) {
 		case "workflows":
 			cfg.Workflows, err = d.workflows(f.val, f.name)
 			cfg.workflowsLine = f.key.Line
+		case KeyDriftDetection:
+			if !isNull(f.val) {
+				cfg.Drift, err = d.driftDetection(f, f.name, true)
+				d.overrides = append(d.overrides, override{key: KeyDriftDetection, path: f.name, line: f.key.Line})
+			}
 		case KeyExecutionPool:
 			err = d.errorf(f.key, f.name, "is set per project (projects[].execution_pool), or for the repository in the server-side repo config; there is no top-level execution_pool")
 		default:

@@ -33,7 +33,7 @@ var notLoaded = map[string]struct{ err, why string }{
 const docsServerConfig = `
 repos:
 - id: /.*/
-  allowed_overrides: [plan_requirements, apply_requirements, import_requirements, workflow, delete_source_branch_on_merge, repo_locking, repo_locks, policy_check, custom_policy_check, silence_pr_comments, execution_pool]
+  allowed_overrides: [plan_requirements, apply_requirements, import_requirements, workflow, delete_source_branch_on_merge, repo_locking, repo_locks, policy_check, custom_policy_check, silence_pr_comments, execution_pool, drift_detection]
   allow_custom_workflows: true
 workflows:
   staging: {}

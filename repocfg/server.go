@@ -62,9 +62,12 @@ type ServerRepo struct {
 	SilencePRComments         []string
 	ExecutionPool             *string       // execution_pool (Atoll's): nil is not set; see CheckPool
 	Autodiscover              *Autodiscover // nil: not set
-	PreWorkflowHooks          []Hook
-	PostWorkflowHooks         []Hook
-	Line                      int // where the entry starts; 0 for the default entry
+	// Drift is drift_detection (Atoll's): nil is not set. The last
+	// matching entry that sets it wins whole (see DriftFor).
+	Drift             *DriftSettings
+	PreWorkflowHooks  []Hook
+	PostWorkflowHooks []Hook
+	Line              int // where the entry starts; 0 for the default entry
 }
 
 // Hook is one pre_ or post_workflow_hooks entry.
@@ -100,10 +103,10 @@ const (
 )
 
 // OverrideKeys are the values allowed_overrides accepts: Atlantis's, and
-// Atoll's execution_pool.
+// Atoll's execution_pool and drift_detection.
 var OverrideKeys = []string{KeyPlanRequirements, KeyApplyRequirements, KeyImportRequirements, KeyWorkflow,
 	KeyDeleteSourceBranchOnMerge, KeyRepoLocking, KeyRepoLocks, KeyPolicyCheck, KeyCustomPolicyCheck, KeySilencePRComments,
-	KeyExecutionPool}
+	KeyExecutionPool, KeyDriftDetection}
 
 // DefaultServerRepo is the entry every server config starts with, and all
 // of the config when none is given: Atlantis's defaults. Repositories may
@@ -170,7 +173,7 @@ var serverRepoKeys = keySet("id", "branch", "repo_config_file", "workflow", "pla
 	"apply_requirements", "import_requirements", "allowed_overrides", "allowed_workflows",
 	"allow_custom_workflows", "pre_workflow_hooks", "post_workflow_hooks", "delete_source_branch_on_merge",
 	"repo_locking", "repo_locks", "policy_check", "custom_policy_check", "silence_pr_comments", "autodiscover",
-	"execution_pool")
+	"execution_pool", "drift_detection")
 
 // hookKeys are the keys of a workflow hook.
 var hookKeys = keySet("run", "description", "shell", "shellArgs", "commands")

@@ -248,6 +248,7 @@ func (s *ServerConfig) Merge(id string, cfg *Config) (*Config, error) {
 				fileOf(cfg), cfg.repoLocksLine, set.repoLocks))
 		}
 	}
+	out.Drift = s.mergeDrift(id, set, cfg)
 	out.Defaults = ProjectDefaults{Workflow: serverWorkflow,
 		ApplyRequirements: slices.Clone(set.applyReqs), PlanRequirements: slices.Clone(set.planReqs),
 		ImportRequirements: slices.Clone(set.importReqs), DeleteSourceBranchOnMerge: deleteBranch, RepoLocks: repoLocks,

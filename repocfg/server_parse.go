@@ -176,6 +176,8 @@ func (d *decoder) serverRepo(n *yaml.Node, p string, workflows map[string]Workfl
 			}
 		case "autodiscover":
 			r.Autodiscover, err = d.autodiscover(f, fp)
+		case KeyDriftDetection:
+			r.Drift, err = d.driftDetection(f, fp, false)
 		case "pre_workflow_hooks":
 			r.PreWorkflowHooks, err = d.hooks(f.val, fp)
 		case "post_workflow_hooks":
@@ -192,6 +194,9 @@ func (d *decoder) serverRepo(n *yaml.Node, p string, workflows map[string]Workfl
 	}
 	if r.IDRegex == nil && r.ID == "" {
 		return r, d.errorf(n, join(p, "id"), "is required (host/owner/name, or /regex/)")
+	}
+	if dr := r.Drift; dr != nil && dr.Branch != "" && r.BranchRegex != nil && !r.BranchRegex.MatchString(dr.Branch) {
+		return r, d.errorf(&yaml.Node{Line: dr.Line}, join(p, "drift_detection.branch"), "%q is not served by the entry: its branch regex /%s/ does not match it", dr.Branch, r.BranchRegex)
 	}
 	if pool != nil {
 		if err := CheckPool(*r.ExecutionPool); err != nil {

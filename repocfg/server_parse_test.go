@@ -17,7 +17,7 @@ const allServerKeys = `repos:
     plan_requirements: [mergeable]
     apply_requirements: [approved, undiverged]
     import_requirements: [approved]
-    allowed_overrides: [plan_requirements, apply_requirements, import_requirements, workflow, delete_source_branch_on_merge, repo_locking, repo_locks, policy_check, custom_policy_check, silence_pr_comments, execution_pool]
+    allowed_overrides: [plan_requirements, apply_requirements, import_requirements, workflow, delete_source_branch_on_merge, repo_locking, repo_locks, policy_check, custom_policy_check, silence_pr_comments, execution_pool, drift_detection]
     allowed_workflows: [strict, default]
     allow_custom_workflows: true
     pre_workflow_hooks:
@@ -35,6 +35,7 @@ const allServerKeys = `repos:
     silence_pr_comments: [apply]
     execution_pool: eu-runners
     autodiscover: {mode: enabled, ignore_paths: [tmp/*]}
+    drift_detection: {enabled: true, schedule: "0 6 * * 1-5", branch: main, projects: [envs/*], remediation: auto}
   - id: /^github\.com/acme/.*$/
 workflows:
   strict:
@@ -75,6 +76,8 @@ func TestParseServerConfigAllKeys(t *testing.T) {
 		!reflect.DeepEqual(r.PolicyCheck, &no) || !reflect.DeepEqual(r.CustomPolicyCheck, &no) ||
 		!reflect.DeepEqual(r.SilencePRComments, []string{"apply"}) || r.ExecutionPool == nil || *r.ExecutionPool != "eu-runners" ||
 		r.Autodiscover.Mode != "enabled" ||
+		r.Drift == nil || !r.Drift.Enabled || r.Drift.Schedule != "0 6 * * 1-5" || r.Drift.Branch != "main" ||
+		!reflect.DeepEqual(r.Drift.Projects, []string{"envs/*"}) || r.Drift.Remediation != "auto" ||
 		!reflect.DeepEqual(r.PreWorkflowHooks, []repocfg.Hook{{Run: "./pre.sh", Description: "Pre", Shell: "bash", ShellArgs: "-c"}}) ||
 		!reflect.DeepEqual(r.PostWorkflowHooks, []repocfg.Hook{{Run: "./post.sh"}}) {
 		t.Errorf("entry 1: %+v", r)
@@ -94,7 +97,7 @@ func TestParseServerConfigAllKeys(t *testing.T) {
 	if r := sc.Repos[1]; r.DeleteSourceBranchOnMerge == nil || !*r.DeleteSourceBranchOnMerge {
 		t.Errorf("entry 1 delete_source_branch_on_merge = %v", r.DeleteSourceBranchOnMerge)
 	}
-	if !strings.Contains(strings.Join(sc.Warnings, "\n"), "repos.yaml line 38: `metrics`") {
+	if !strings.Contains(strings.Join(sc.Warnings, "\n"), "repos.yaml line 39: `metrics`") {
 		t.Errorf("warnings %q lack metrics", sc.Warnings)
 	}
 	if strings.Contains(strings.Join(sc.Warnings, "\n"), "repo_lock") {
