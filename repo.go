@@ -33,4 +33,7 @@ type RepoService interface {
 	// RepoByName returns the repository owner/name, matched
 	// case-insensitively (ENOTFOUND if unknown).
 	RepoByName(ctx context.Context, fullName string) (*Repo, error)
+	// Repos lists the repositories Atoll knows (it got a webhook of), oldest
+	// first.
+	Repos(ctx context.Context) ([]*Repo, error)
 }

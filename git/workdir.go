@@ -281,3 +281,20 @@ func (w *Workdirs) ResolveBranch(ctx context.Context, s Spec, branch string) (st
 	}
 	return strings.TrimSpace(out), nil
 }
+
+// DefaultBranch is the branch the remote's HEAD points at: a repository's
+// default branch.
+func (w *Workdirs) DefaultBranch(ctx context.Context, s Spec) (string, error) {
+	out, err := run(ctx, w.Procs, "", s.Remote.Env, "ls-remote", "--symref", s.Remote.URL, "HEAD")
+	if err != nil {
+		return "", fmt.Errorf("default branch of %s: %w", s.Key, err)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if ref, ok := strings.CutPrefix(line, "ref: refs/heads/"); ok {
+			if branch, _, ok := strings.Cut(ref, "\tHEAD"); ok {
+				return branch, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("default branch of %s: the remote names none", s.Key)
+}

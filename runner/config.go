@@ -60,6 +60,8 @@ type Config struct {
 	StatusName string
 	// StopTimeout is how long Stop lets running jobs finish.
 	StopTimeout time.Duration
+	// DriftTick is how often drift schedules are looked at (0: 10 s).
+	DriftTick time.Duration
 	// ServerConfig is the server-side repo config (--repo-config): what
 	// each repository's atlantis.yaml may set, and the workflow and
 	// requirements it gets otherwise; nil is Atlantis's default config.

@@ -133,6 +133,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	r.sched.start()
 	r.startNotifications()
+	r.startDriftSchedules()
 	r.Wake()
 	return nil
 }

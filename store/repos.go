@@ -64,3 +64,9 @@ func (db *DB) RepoByName(ctx context.Context, fullName string) (*atoll.Repo, err
 	}
 	return r, nil
 }
+
+// Repos lists the repositories Atoll knows, oldest first.
+func (db *DB) Repos(ctx context.Context) ([]*atoll.Repo, error) {
+	rows, err := db.reader().QueryContext(ctx, `SELECT `+repoColumns+` FROM repos r ORDER BY r.id`)
+	return collect(rows, err, "repos", scanRepo)
+}

@@ -1,0 +1,115 @@
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/git"
+	"github.com/atollhq/atoll/repocfg"
+)
+
+// Drift schedules: the active node keeps the server-side config's
+// drift_detection schedules in the store and queues the checks that fall
+// due. The store queues a check in the transaction that moves its
+// schedule on, so a failover neither skips nor doubles one.
+
+// defaultDriftTick is how often the schedules are looked at.
+const defaultDriftTick = 10 * time.Second
+
+// driftNext is a schedule's next time after after (robfig/cron's standard
+// parser, through repocfg, which checked it at start).
+func driftNext(schedule string, after time.Time) (time.Time, error) {
+	return repocfg.DriftSettings{Schedule: schedule}.Next(after)
+}
+
+// startDriftSchedules runs the schedules while the runner runs.
+func (r *Runner) startDriftSchedules() {
+	if r.ServerConfig == nil || !r.ServerConfig.HasDrift() {
+		return
+	}
+	tick := r.DriftTick
+	if tick <= 0 {
+		tick = defaultDriftTick
+	}
+	r.sched.workers.Add(1)
+	go func() {
+		defer r.sched.workers.Done()
+		ctx := r.sched.jobCtx
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		branches := map[int64]string{} // default branches, by repository
+		for {
+			if err := r.driftTick(ctx, branches); err != nil && ctx.Err() == nil {
+				r.Logger.Warn("drift schedules", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-r.sched.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// driftTick syncs the schedules with the config and queues the due checks.
+func (r *Runner) driftTick(ctx context.Context, branches map[int64]string) error {
+	repos, err := r.DB.Repos(ctx)
+	if err != nil {
+		return err
+	}
+	var want []atoll.DriftSchedule
+	for _, repo := range repos {
+		if !r.Allowlist.Allows(repo.Host, repo.Owner, repo.Name) {
+			continue
+		}
+		s, ok := r.ServerConfig.DriftFor(serverRepoID(repo), "")
+		if !ok || !s.Enabled {
+			continue
+		}
+		branch := s.Branch
+		if branch == "" {
+			if branch = branches[repo.ID]; branch == "" {
+				if branch, err = r.defaultBranch(ctx, repo); err != nil {
+					r.Logger.Warn("drift schedule: default branch", "repo", repo.FullName(), "err", err)
+					continue
+				}
+				branches[repo.ID] = branch
+			}
+		}
+		want = append(want, atoll.DriftSchedule{RepoID: repo.ID, Branch: branch, Schedule: s.Schedule, Projects: s.Projects})
+	}
+	if err := r.commit("sync drift schedules", func(ctx context.Context) error { return r.DB.SyncDriftSchedules(ctx, want, driftNext) }); err != nil {
+		return err
+	}
+	var queued []*atoll.Request
+	err = r.commit("queue due drift checks", func(ctx context.Context) (err error) {
+		queued, err = r.DB.QueueDueDrift(ctx, driftNext)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, q := range queued {
+		r.Logger.Info("drift check due", "request", q.ID, "repo", q.Repo)
+	}
+	if len(queued) > 0 {
+		r.sched.Wake()
+	}
+	return nil
+}
+
+// defaultBranch asks the repository's remote for its default branch.
+func (r *Runner) defaultBranch(ctx context.Context, repo *atoll.Repo) (string, error) {
+	p, err := r.provider(repo.VCS)
+	if err != nil {
+		return "", err
+	}
+	remote, err := cloneRemote(ctx, &work{repo: repo, vcs: p})
+	if err != nil {
+		return "", err
+	}
+	return r.Workdirs.DefaultBranch(ctx, git.Spec{Key: workdirKey(repo), Remote: remote})
+}
