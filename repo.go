@@ -30,4 +30,7 @@ func (r Repo) FullName() string { return r.Owner + "/" + r.Name }
 // RepoService reads repositories.
 type RepoService interface {
 	Repo(ctx context.Context, id int64) (*Repo, error)
+	// RepoByName returns repository owner/name (of any VCS; the first
+	// one), matched case-insensitively (ENOTFOUND: none).
+	RepoByName(ctx context.Context, fullName string) (*Repo, error)
 }

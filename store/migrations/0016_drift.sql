@@ -22,3 +22,17 @@ CREATE TABLE drift_projects (
 );
 CREATE INDEX drift_projects_state ON drift_projects (state);
 CREATE INDEX pulls_drift ON pulls (repo_id, head_ref) WHERE state = 'drift';
+
+-- Runs of Atlantis's drift remediation API (POST /api/drift/remediate),
+-- kept for its history routes: result is the run as the API answers it.
+CREATE TABLE drift_remediations (
+	id           TEXT PRIMARY KEY,
+	repo         TEXT NOT NULL,
+	ref          TEXT NOT NULL,
+	action       TEXT NOT NULL,
+	status       TEXT NOT NULL,
+	started_at   INTEGER NOT NULL,
+	completed_at INTEGER NOT NULL DEFAULT 0,
+	result       TEXT NOT NULL
+);
+CREATE INDEX drift_remediations_repo ON drift_remediations (repo, started_at);
