@@ -375,9 +375,10 @@ func TestDriftAPIRemediate(t *testing.T) {
 		Action   string `json:"action"`
 		Status   string `json:"status"`
 		Projects []struct {
-			Status     string          `json:"status"`
-			PlanOutput string          `json:"plan_output"`
-			DriftAfter json.RawMessage `json:"drift_after"`
+			Status      string          `json:"status"`
+			PlanOutput  string          `json:"plan_output"`
+			DriftAfter  json.RawMessage `json:"drift_after"`
+			DriftBefore json.RawMessage `json:"drift_before"`
 		} `json:"projects"`
 		Summary map[string]int `json:"summary"`
 	}
@@ -385,7 +386,8 @@ func TestDriftAPIRemediate(t *testing.T) {
 		t.Fatalf("plan: %d %s", a.status, a.raw)
 	}
 	if res.Ref != "main" || res.Action != "plan" || res.Status != "success" || len(res.Projects) != 2 || res.Summary["success_count"] != 2 ||
-		res.Projects[0].PlanOutput == "" || !strings.Contains(string(res.Projects[0].DriftAfter), `"to_add":1`) {
+		res.Projects[0].PlanOutput == "" || !strings.Contains(string(res.Projects[0].DriftAfter), `"to_add":1`) ||
+		!strings.Contains(string(res.Projects[0].DriftBefore), `"to_add":2`) || res.Projects[1].DriftBefore != nil {
 		t.Errorf("plan: %s", a.Data)
 	}
 	if c := f.checks[len(f.checks)-1]; !c.PlanOnly || len(c.Paths) != 1 || c.Paths[0] != (atoll.DriftPath{Dir: "app", Workspace: "default"}) {

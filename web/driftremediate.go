@@ -58,6 +58,12 @@ func (s *Server) handleDriftRemediate(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if run {
+		// The drift each project's last check found, before this plan.
+		before, err := s.DB.DriftProjects(r.Context(), atoll.DriftFilter{Repo: check.Repo.FullName(), Branch: check.Branch, State: atoll.DriftDrifted})
+		if err != nil {
+			s.driftError(w, r, err)
+			return
+		}
 		out, err := s.runDrift(w, r, check)
 		if err != nil {
 			if atoll.ErrorCode(err) != atoll.EINTERNAL && atoll.ErrorCode(err) != "" {
@@ -71,7 +77,13 @@ func (s *Server) handleDriftRemediate(w http.ResponseWriter, r *http.Request) {
 				if len(in.Workspaces) > 0 && !slices.Contains(in.Workspaces, p.Job.Workspace) {
 					continue
 				}
-				res.Projects = append(res.Projects, projectRemediation(out, p))
+				pr := projectRemediation(out, p)
+				for _, d := range before {
+					if d.Dir == p.Job.Dir && d.Workspace == p.Job.Workspace {
+						pr.DriftBefore = projectDrift(d).Drift
+					}
+				}
+				res.Projects = append(res.Projects, pr)
 			}
 		}
 	}
