@@ -175,6 +175,16 @@ func TestDriftAPIAuthAndDisabled(t *testing.T) {
 	if len(on.checks)+len(off.checks) != 0 {
 		t.Errorf("checks ran: %+v", on.checks)
 	}
+	// Other paths under /api/drift are not the drift API's: the gate
+	// refuses them as any other.
+	for _, p := range []string{"/api/drift", "/api/drift/other", "/api/drift/remediate/a/b"} {
+		r := httptest.NewRequest("GET", p, nil)
+		w := httptest.NewRecorder()
+		on.h.ServeHTTP(w, r)
+		if w.Code != 401 || strings.Contains(w.Body.String(), "request_id") {
+			t.Errorf("GET %s: %d %s", p, w.Code, w.Body)
+		}
+	}
 	// The client's request id is echoed.
 	r := httptest.NewRequest("GET", statusPath, nil)
 	r.Header.Set("X-Atlantis-Token", driftSecret)

@@ -28,7 +28,14 @@ func (s *Server) driftRoutes(mux *routeMux) {
 // driftPath reports the drift API's routes: identify and gate let their
 // requests through without a user, so that the handler refuses them in
 // the drift envelope (driftAuth).
-func driftPath(p string) bool { return p == "/api/drift" || strings.HasPrefix(p, "/api/drift/") }
+func driftPath(p string) bool {
+	switch p {
+	case "/api/drift/status", "/api/drift/detect", "/api/drift/remediate":
+		return true
+	}
+	id, ok := strings.CutPrefix(p, "/api/drift/remediate/")
+	return ok && id != "" && !strings.Contains(id, "/")
+}
 
 // driftAuth refuses a request without a user (no credential, or one
 // refused: Atlantis's 401 "invalid or missing API token") or below role
