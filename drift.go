@@ -33,8 +33,35 @@ type DriftCheck struct {
 	Repo     Repo
 	Branch   string
 	Projects []string
-	User     string
-	Source   string
+	// Paths selects projects by dir and workspace (an empty workspace is
+	// the default one), besides Projects.
+	Paths  []DriftPath
+	User   string
+	Source string
+	// PlanOnly plans without recording drift states (a plan-only
+	// remediation): the outcome is read back from its jobs alone.
+	PlanOnly bool
+}
+
+// DriftPath selects the project at Dir in Workspace ("" is
+// DefaultWorkspace).
+type DriftPath struct {
+	Dir       string `json:"dir"`
+	Workspace string `json:"workspace,omitempty"`
+}
+
+// DriftRemediation is a stored run of Atlantis's drift remediation API:
+// its id (a UUID), repository (owner/name), ref, action and status, and
+// the whole result as the API answers it (JSON).
+type DriftRemediation struct {
+	ID          string
+	Repo        string
+	Ref         string
+	Action      string
+	Status      string
+	StartedAt   time.Time
+	CompletedAt time.Time
+	Result      []byte
 }
 
 // DriftResult is one project's check, as the runner records it from the
@@ -63,12 +90,14 @@ type DriftProject struct {
 	Since     time.Time `json:"since"`
 	CheckedAt time.Time `json:"checked_at"`
 	JobID     int64     `json:"job_id"`
-	HeadSHA   string    `json:"head_sha"`
-	Add       int       `json:"to_add"`
-	Change    int       `json:"to_change"`
-	Destroy   int       `json:"to_destroy"`
-	Import    int       `json:"to_import"`
-	Forget    int       `json:"to_forget"`
+	// RequestID is the drift request of that check (its job's).
+	RequestID int64  `json:"request_id"`
+	HeadSHA   string `json:"head_sha"`
+	Add       int    `json:"to_add"`
+	Change    int    `json:"to_change"`
+	Destroy   int    `json:"to_destroy"`
+	Import    int    `json:"to_import"`
+	Forget    int    `json:"to_forget"`
 	// ChangedOutside: Terraform found objects changed outside of it.
 	ChangedOutside bool   `json:"changed_outside"`
 	Error          string `json:"error,omitempty"`
@@ -96,6 +125,12 @@ type DriftService interface {
 	// DriftProjects lists the projects' drift states, by repository,
 	// branch and project.
 	DriftProjects(ctx context.Context, f DriftFilter) ([]*DriftProject, error)
+	// AddDriftRemediation stores a remediation run (its ID unique).
+	AddDriftRemediation(ctx context.Context, r DriftRemediation) error
+	// DriftRemediation returns run id (ENOTFOUND: none).
+	DriftRemediation(ctx context.Context, id string) (*DriftRemediation, error)
+	// DriftRemediations lists repo's runs, newest first, at most limit.
+	DriftRemediations(ctx context.Context, repo string, limit int) ([]*DriftRemediation, error)
 }
 
 // DriftOutcome is a finished drift request: the commit it checked and

@@ -63,7 +63,7 @@ var allowedImports = map[string][]string{
 	// The HTTP side sees the runner only through the root package's
 	// interfaces (atoll.CommandService, LogStream, ApprovalPolicy,
 	// UnlockReporter), and writes no comment itself.
-	"web": {"atoll", "ansi", "assets", "metrics", "planview", "templates", "vcs"},
+	"web": {"atoll", "ansi", "assets", "drift", "metrics", "planview", "templates", "vcs"},
 	// Wiring only: it may import every package but the test helpers.
 	"cmd/atoll": {"atoll", "demo", "dispatch", "git", "kube", "gitcred", "inmem", "node", "procs", "replica", "runner",
 		"command", "runner/markdown", "runner/notify", "repocfg", "terraform",

@@ -131,19 +131,12 @@ func (r *Runner) resolveDrift(ctx context.Context, w *work) ([]*atoll.Job, error
 	if err != nil {
 		return nil, err
 	}
-	var sel struct {
-		Projects []string `json:"projects"`
-		Globs    []string `json:"globs"`
+	sel, err := driftSelection(w.req)
+	if err != nil {
+		return nil, err
 	}
-	if w.req.Comment != "" {
-		if err := json.Unmarshal([]byte(w.req.Comment), &sel); err != nil {
-			return nil, atoll.Errorf(atoll.EINTERNAL, "drift request %d: %v", w.req.ID, err)
-		}
-	}
-	if len(sel.Projects) > 0 {
-		projects = slices.DeleteFunc(projects, func(p repocfg.Project) bool {
-			return !slices.Contains(sel.Projects, p.Name) && !slices.Contains(sel.Projects, p.Dir)
-		})
+	if len(sel.Projects) > 0 || len(sel.Paths) > 0 {
+		projects = slices.DeleteFunc(projects, func(p repocfg.Project) bool { return !sel.selects(p) })
 	}
 	if len(sel.Globs) > 0 {
 		projects = slices.DeleteFunc(projects, func(p repocfg.Project) bool {
@@ -160,11 +153,54 @@ func (r *Runner) resolveDrift(ctx context.Context, w *work) ([]*atoll.Job, error
 	return jobs, r.DB.QueueProjectJobs(ctx, w.repo.ID, jobs)
 }
 
+// driftSel is what a drift request's comment column holds (the store's
+// DriftSelection): the projects it checks (none: all), and whether its
+// results are recorded.
+type driftSel struct {
+	Projects []string          `json:"projects"`
+	Paths    []atoll.DriftPath `json:"paths"`
+	PlanOnly bool              `json:"plan_only"`
+	Globs    []string          `json:"globs"`
+}
+
+func driftSelection(req *atoll.Request) (driftSel, error) {
+	var sel driftSel
+	if req.Comment != "" {
+		if err := json.Unmarshal([]byte(req.Comment), &sel); err != nil {
+			return sel, atoll.Errorf(atoll.EINTERNAL, "drift request %d: %v", req.ID, err)
+		}
+	}
+	return sel, nil
+}
+
+// selects reports whether p is named: by name or dir among Projects, or
+// by dir and workspace (default: the default workspace) among Paths.
+func (s driftSel) selects(p repocfg.Project) bool {
+	if slices.Contains(s.Projects, p.Name) || slices.Contains(s.Projects, p.Dir) {
+		return true
+	}
+	for _, sp := range s.Paths {
+		ws := sp.Workspace
+		if ws == "" {
+			ws = atoll.DefaultWorkspace
+		}
+		if path.Clean(sp.Dir) == path.Clean(p.Dir) && ws == p.Workspace {
+			return true
+		}
+	}
+	return false
+}
+
 // changedOutside is Terraform's note of objects changed outside of it.
 const changedOutside = "Objects have changed outside of Terraform"
 
 // recordDrift records each finished job's result as its project's drift.
 func (r *Runner) recordDrift(ctx context.Context, w *work, outcomes []outcome) error {
+	if sel, err := driftSelection(w.req); err != nil {
+		return err
+	} else if sel.PlanOnly {
+		return nil // a plan-only remediation: its jobs are its outcome
+	}
 	var results []atoll.DriftResult
 	var projects []drift.ProjectDrift
 	final := true

@@ -15,7 +15,9 @@ import (
 // DriftSelection is what a drift request's comment column holds: the
 // projects it checks (none: all).
 type DriftSelection struct {
-	Projects []string `json:"projects,omitempty"`
+	Projects []string          `json:"projects,omitempty"`
+	Paths    []atoll.DriftPath `json:"paths,omitempty"`
+	PlanOnly bool              `json:"plan_only,omitempty"`
 	// Globs select projects by name or dir (a schedule's projects).
 	Globs []string `json:"globs,omitempty"`
 }
@@ -26,7 +28,7 @@ func (db *DB) QueueDrift(ctx context.Context, c atoll.DriftCheck) (*atoll.Reques
 	if c.Branch == "" {
 		return nil, atoll.Errorf(atoll.EINVALID, "A drift check needs a branch.")
 	}
-	sel, err := json.Marshal(DriftSelection{Projects: c.Projects})
+	sel, err := json.Marshal(DriftSelection{Projects: c.Projects, Paths: c.Paths, PlanOnly: c.PlanOnly})
 	if err != nil {
 		return nil, fmt.Errorf("store queue drift: %w", err)
 	}
@@ -47,6 +49,15 @@ func (db *DB) QueueDrift(ctx context.Context, c atoll.DriftCheck) (*atoll.Reques
 		detail := "branch " + c.Branch
 		if len(c.Projects) > 0 {
 			detail += ", projects " + strings.Join(c.Projects, ", ")
+		}
+		for _, p := range c.Paths {
+			detail += ", dir " + p.Dir
+			if p.Workspace != "" {
+				detail += " workspace " + p.Workspace
+			}
+		}
+		if c.PlanOnly {
+			detail += ", plan only"
 		}
 		return tx.AddEvent(atoll.Event{Actor: c.User, Action: "drift.check", Repo: c.Repo.FullName(), Detail: detail, Source: c.Source})
 	})
@@ -122,8 +133,9 @@ func (db *DB) RecordDrift(ctx context.Context, requestID int64, results []atoll.
 // DriftProjects lists the projects' drift states.
 func (db *DB) DriftProjects(ctx context.Context, f atoll.DriftFilter) ([]*atoll.DriftProject, error) {
 	q := `SELECT d.project_id, r.owner || '/' || r.name, pr.name, pr.dir, pr.workspace, d.branch, d.state, d.since, d.checked_at,
-			d.job_id, d.head_sha, d.to_add, d.to_change, d.to_destroy, d.to_import, d.to_forget, d.changed_outside, d.error
-		FROM drift_projects d JOIN projects pr ON pr.id = d.project_id JOIN repos r ON r.id = pr.repo_id WHERE 1 = 1`
+			d.job_id, COALESCE(j.request_id, 0), d.head_sha, d.to_add, d.to_change, d.to_destroy, d.to_import, d.to_forget, d.changed_outside, d.error
+		FROM drift_projects d JOIN projects pr ON pr.id = d.project_id JOIN repos r ON r.id = pr.repo_id
+		JOIN jobs j ON j.id = d.job_id WHERE 1 = 1`
 	var args []any
 	if f.Repo != "" {
 		q, args = q+` AND r.owner || '/' || r.name = ?`, append(args, f.Repo)
@@ -139,7 +151,7 @@ func (db *DB) DriftProjects(ctx context.Context, f atoll.DriftFilter) ([]*atoll.
 		var d atoll.DriftProject
 		var since, checked int64
 		if err := s.Scan(&d.ProjectID, &d.Repo, &d.Project, &d.Dir, &d.Workspace, &d.Branch, &d.State, &since, &checked,
-			&d.JobID, &d.HeadSHA, &d.Add, &d.Change, &d.Destroy, &d.Import, &d.Forget, &d.ChangedOutside, &d.Error); err != nil {
+			&d.JobID, &d.RequestID, &d.HeadSHA, &d.Add, &d.Change, &d.Destroy, &d.Import, &d.Forget, &d.ChangedOutside, &d.Error); err != nil {
 			return nil, err
 		}
 		d.Since, d.CheckedAt = fromTS(since), fromTS(checked)
@@ -286,4 +298,57 @@ func (tx *Tx) insertNotifications(notes []atoll.Notification) error {
 		}
 	}
 	return nil
+}
+
+// AddDriftRemediation stores a remediation run.
+func (db *DB) AddDriftRemediation(ctx context.Context, r atoll.DriftRemediation) error {
+	if r.ID == "" || r.Repo == "" {
+		return atoll.Errorf(atoll.EINVALID, "A drift remediation needs an id and a repository.")
+	}
+	var completed int64
+	if !r.CompletedAt.IsZero() {
+		completed = ts(r.CompletedAt)
+	}
+	return db.Update(ctx, func(tx *Tx) error {
+		_, err := tx.exec(`INSERT INTO drift_remediations (id, repo, ref, action, status, started_at, completed_at, result)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Repo, r.Ref, r.Action, r.Status, ts(r.StartedAt), completed, string(r.Result))
+		if err != nil {
+			return fmt.Errorf("store add drift remediation: %w", err)
+		}
+		return nil
+	})
+}
+
+const remediationColumns = `id, repo, ref, action, status, started_at, completed_at, result`
+
+func scanRemediation(s scanner) (*atoll.DriftRemediation, error) {
+	var r atoll.DriftRemediation
+	var started, completed int64
+	var result string
+	if err := s.Scan(&r.ID, &r.Repo, &r.Ref, &r.Action, &r.Status, &started, &completed, &result); err != nil {
+		return nil, err
+	}
+	r.StartedAt, r.Result = fromTS(started), []byte(result)
+	if completed != 0 {
+		r.CompletedAt = fromTS(completed)
+	}
+	return &r, nil
+}
+
+// DriftRemediation returns remediation run id.
+func (db *DB) DriftRemediation(ctx context.Context, id string) (*atoll.DriftRemediation, error) {
+	r, err := scanRemediation(db.reader().QueryRowContext(ctx, `SELECT `+remediationColumns+` FROM drift_remediations WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, atoll.Errorf(atoll.ENOTFOUND, "Remediation %s not found.", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("store drift remediation %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// DriftRemediations lists repo's remediation runs, newest first.
+func (db *DB) DriftRemediations(ctx context.Context, repo string, limit int) ([]*atoll.DriftRemediation, error) {
+	rows, err := db.reader().QueryContext(ctx, `SELECT `+remediationColumns+` FROM drift_remediations WHERE repo = ?
+		ORDER BY started_at DESC, rowid DESC LIMIT ?`, repo, limit)
+	return collect(rows, err, "drift remediations", scanRemediation)
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/atollhq/atoll/templates"
 )
 
-// driftRoutes registers the drift page and its "Check now" action.
-func (s *Server) driftRoutes(mux *routeMux) {
+// driftPageRoutes registers the drift page and its "Check now" action.
+func (s *Server) driftPageRoutes(mux *routeMux) {
 	mux.HandleFunc("GET /drift", s.handleDriftPage)
 	mux.HandleFunc("POST /drift/check", s.require(atoll.RoleOperator, s.handleDriftCheck))
 }

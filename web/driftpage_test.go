@@ -17,19 +17,19 @@ import (
 	"github.com/atollhq/atoll/web"
 )
 
-// driftFixture is a page fixture (acme/infra #7) with a drift check of
+// driftPageFixture is a page fixture (acme/infra #7) with a drift check of
 // branch main recorded: staging drifted, prod's check failed, dev in sync.
-type driftFixture struct {
+type driftPageFixture struct {
 	*pageFixture
 	targetID            int64
 	stagingJob, prodJob int64
 	targetNumber        int
 }
 
-func newDriftFixture(t *testing.T) *driftFixture {
+func newDriftPageFixture(t *testing.T) *driftPageFixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &driftFixture{pageFixture: newPageFixture(t)}
+	f := &driftPageFixture{pageFixture: newPageFixture(t)}
 	repo, err := f.db.Repo(ctx, f.repoID)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func postFormAs(h http.Handler, u *atoll.User, path string, form url.Values, acc
 // branch, with a count per state, the last check's job, the counts and a
 // failed check's error; its filters narrow it, a bad state is a 400.
 func TestDriftPage(t *testing.T) {
-	f := newDriftFixture(t)
+	f := newDriftPageFixture(t)
 	h := quietServer(&web.Server{DB: f.db})
 	viewer := &atoll.User{Name: "vera", Role: atoll.RoleViewer}
 	rec := serveAs(h, viewer, "GET", "/drift")
@@ -163,7 +163,7 @@ func TestDriftPage(t *testing.T) {
 // its number has no pull request page, and its jobs link to the drift
 // page.
 func TestDriftTargetIsNoPullRequest(t *testing.T) {
-	f := newDriftFixture(t)
+	f := newDriftPageFixture(t)
 	h := quietServer(&web.Server{DB: f.db})
 	viewer := &atoll.User{Name: "vera", Role: atoll.RoleViewer}
 	number := strconv.Itoa(f.targetNumber)
@@ -195,7 +195,7 @@ func TestDriftTargetIsNoPullRequest(t *testing.T) {
 // of one project, through s.Drift; the page says so (or why not); without
 // drift checks the route answers 404 and the page has no buttons.
 func TestDriftCheckNow(t *testing.T) {
-	f := newDriftFixture(t)
+	f := newDriftPageFixture(t)
 	var got []atoll.DriftCheck
 	var fail error
 	d := &mock.Drifter{CheckDriftFn: func(_ context.Context, c atoll.DriftCheck) (*atoll.Request, error) {

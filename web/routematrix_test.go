@@ -140,6 +140,13 @@ func routeMatrix(f *authFixture, t *testing.T) []matrixRoute {
 		{pattern: "POST /api/v1/plan", path: "/api/v1/plan", body: `{"Repository":"acme/infra","PR":7}`, okBy: `{"Repository":"acme/infra"}`, want: operatorOnly(400)},
 		{pattern: "POST /api/v1/apply", path: "/api/v1/apply", body: `{"Repository":"acme/infra","PR":7}`, okBy: `{"Repository":"acme/infra"}`, want: operatorOnly(400)},
 		{pattern: "POST /api/plan", path: "/api/plan", body: `{"Repository":"acme/infra","PR":7}`, okBy: `{"Repository":"acme/infra"}`, want: operatorOnly(400)},
+		// Atlantis's drift API, off in this fixture (503 past the gate);
+		// refusals in its envelope.
+		{pattern: "GET /api/drift/status", path: "/api/drift/status?repository=acme/infra&type=Github", want: access{401, 503, 503, 503}},
+		{pattern: "POST /api/drift/detect", path: "/api/drift/detect", body: `{"repository":"acme/infra","ref":"main","type":"Github"}`, want: access{401, 403, 503, 503}},
+		{pattern: "GET /api/drift/remediate", path: "/api/drift/remediate?repository=acme/infra&type=Github", want: access{401, 503, 503, 503}},
+		{pattern: "GET /api/drift/remediate/{id}", path: "/api/drift/remediate/x?repository=acme/infra&type=Github", want: access{401, 503, 503, 503}},
+		{pattern: "POST /api/drift/remediate", path: "/api/drift/remediate", body: `{"repository":"acme/infra","ref":"main","type":"Github"}`, want: access{401, 403, 503, 503}},
 		{pattern: "POST /api/apply", path: "/api/apply", body: `{"Repository":"acme/infra","PR":7}`, okBy: `{"Repository":"acme/infra"}`, want: operatorOnly(400)},
 		{pattern: "POST /repos/{owner}/{name}/pulls/{number}/commands", path: pull + "/commands", body: "command=plan", okBy: "command=destroy", want: operatorOnly(400)},
 		{pattern: "POST /repos/{owner}/{name}/pulls/{number}/comment", path: pull + "/comment", body: "body=atlantis+unlock", okBy: "body=+", want: operatorOnly(400)},

@@ -51,6 +51,16 @@ type Server struct {
 	PublicURL string
 	// Profiling serves net/http/pprof to admins (--enable-profiling-api).
 	Profiling bool
+	// DriftDetection serves Atlantis's /api/drift routes
+	// (--enable-drift-detection; off, they answer 503); DriftRemediation
+	// also accepts action apply on /api/drift/remediate
+	// (--enable-drift-remediation).
+	DriftDetection, DriftRemediation bool
+	// Allowlist is --repo-allowlist, which the drift API's read routes
+	// check (nil: every repository).
+	Allowlist interface {
+		Allows(host, owner, name string) bool
+	}
 	// TLS, if set, makes Listen serve https (--ssl-cert-file).
 	TLS *tls.Config
 	// APISecret, if set, is an admin API token named "api-secret"
@@ -163,6 +173,7 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc("POST "+prefix+"/apply", s.require(atoll.RoleOperator, s.handleAPIApply))
 	}
 	s.approvalRoutes(mux)
+	s.driftPageRoutes(mux)
 	s.historyRoutes(mux)
 	s.pageRoutes(mux)
 	s.pullRoutes(mux)

@@ -27,6 +27,10 @@ type Config struct {
 	// SSLCertFile and SSLKeyFile make Atoll serve https (tls.go).
 	SSLCertFile, SSLKeyFile string
 	EnableProfilingAPI      bool
+	// EnableDriftDetection and EnableDriftRemediation turn on Atlantis's
+	// /api/drift routes (--enable-drift-detection, --enable-drift-remediation).
+	EnableDriftDetection   bool
+	EnableDriftRemediation bool
 
 	GHUser          string
 	GHToken         string

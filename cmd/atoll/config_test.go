@@ -128,6 +128,12 @@ func TestAuthFlags(t *testing.T) {
 		{"oidc without client id", []string{"--oidc-issuer", "https://id.example"}, nil, "needs --oidc-client-id", nil},
 		{"checks with a token", []string{"--gh-checks", "--gh-token", "x", "--gh-webhook-secret", "y"}, nil, "--gh-checks needs a GitHub App (--gh-app-id", nil},
 		{"checks alone", []string{"--gh-checks"}, nil, "--gh-checks needs a GitHub App", nil},
+		{"drift remediation without detection", []string{"--enable-drift-remediation"}, nil, "--enable-drift-remediation requires --enable-drift-detection", nil},
+		{"drift off by default", nil, nil, "", func(c *main.Config) bool { return !c.EnableDriftDetection && !c.EnableDriftRemediation }},
+		{"drift from the env", nil, map[string]string{"ATOLL_ENABLE_DRIFT_DETECTION": "true", "ATOLL_ENABLE_DRIFT_REMEDIATION": "true"}, "",
+			func(c *main.Config) bool { return c.EnableDriftDetection && c.EnableDriftRemediation }},
+		{"drift from Atlantis's env", nil, map[string]string{"ATLANTIS_ENABLE_DRIFT_DETECTION": "true"}, "",
+			func(c *main.Config) bool { return c.EnableDriftDetection }},
 		{"checks from the env", nil, map[string]string{"ATOLL_GH_CHECKS": "true", "ATOLL_GH_APP_ID": "9", "ATOLL_GH_APP_KEY_FILE": "k.pem", "ATOLL_GH_WEBHOOK_SECRET": "y"}, "",
 			func(c *main.Config) bool { return c.GHChecks && c.GHAppID == 9 }},
 	}

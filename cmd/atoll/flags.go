@@ -277,6 +277,8 @@ func (c *Config) options() []option {
 		opt("ssl-cert-file", text(&c.SSLCertFile, ""), "serve https with this PEM certificate (chain first to last); read again when it changes"),
 		opt("ssl-key-file", text(&c.SSLKeyFile, ""), "the PEM private key of --ssl-cert-file"),
 		opt("enable-profiling-api", boolean(&c.EnableProfilingAPI, false), "serve net/http/pprof under /debug/pprof/ to admins"),
+		opt("enable-drift-detection", boolean(&c.EnableDriftDetection, false), "serve Atlantis's drift API: /api/drift/status and /api/drift/detect, and plan-only /api/drift/remediate (API token or --api-secret)"),
+		opt("enable-drift-remediation", boolean(&c.EnableDriftRemediation, false), "accept action apply on /api/drift/remediate (needs --enable-drift-detection)"),
 		opt("log-level", text(&c.LogLevel, "info").checked(checkLogLevel), "debug, info, warn or error"),
 		opt("demo-vcs", text(&c.DemoVCS, ""), "with --demo, name the demo repository as this host would: azuredevops gives demo-org/demo-project/infra (still a local repository)"),
 		opt("node-id", text(&c.NodeID, ""), "this node's name (default FLY_MACHINE_ID or the hostname)"),
@@ -689,6 +691,9 @@ func (c *Config) validate(getenv func(string) string) error {
 	}
 	if err := c.azureConfig.validate(); err != nil {
 		return err
+	}
+	if c.EnableDriftRemediation && !c.EnableDriftDetection {
+		return fmt.Errorf("--enable-drift-remediation requires --enable-drift-detection")
 	}
 	if (c.SSLCertFile == "") != (c.SSLKeyFile == "") {
 		return fmt.Errorf("--ssl-cert-file and --ssl-key-file go together")

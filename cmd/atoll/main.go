@@ -239,7 +239,7 @@ func (m *Main) Run(ctx context.Context) error {
 	srv := &web.Server{DB: m.DB, Providers: providers, Hosts: webhookHosts, Logger: m.Logger, Version: Version, Node: c.NodeID,
 		APISecret: c.APISecret, Demo: c.Demo, ApprovalTTL: c.ApprovalTTL, ApprovalFourEyes: c.ApprovalFourEyes, OIDC: c.oidc(), Changes: m.Changes,
 		Now:       func() time.Time { return m.DB.Now() }, // read each time, as the store does
-		Profiling: c.EnableProfilingAPI}
+		Profiling: c.EnableProfilingAPI, DriftDetection: c.EnableDriftDetection, DriftRemediation: c.EnableDriftRemediation}
 	if srv.TLS, err = c.tlsConfig(); err != nil {
 		return err
 	}
@@ -286,6 +286,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	// The web server sees the runner only through the root interfaces.
 	m.Server.Commands, m.Server.Unlocks, m.Server.Drift = m.Runner, m.Runner, m.Runner
+	m.Server.Allowlist = m.Runner.Allowlist
 	m.Dispatcher.Mirrors = m.Runner
 	m.Dispatcher.Start(ctx)
 	m.Server.Workers, m.Server.WorkerAdmin = m.Dispatcher, m.Dispatcher

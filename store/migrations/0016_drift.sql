@@ -36,3 +36,17 @@ CREATE TABLE drift_schedules (
 	next_due_at INTEGER NOT NULL,
 	PRIMARY KEY (repo_id, branch)
 );
+
+-- Runs of Atlantis's drift remediation API (POST /api/drift/remediate),
+-- kept for its history routes: result is the run as the API answers it.
+CREATE TABLE drift_remediations (
+	id           TEXT PRIMARY KEY,
+	repo         TEXT NOT NULL,
+	ref          TEXT NOT NULL,
+	action       TEXT NOT NULL,
+	status       TEXT NOT NULL,
+	started_at   INTEGER NOT NULL,
+	completed_at INTEGER NOT NULL DEFAULT 0,
+	result       TEXT NOT NULL
+);
+CREATE INDEX drift_remediations_repo ON drift_remediations (repo, started_at);
