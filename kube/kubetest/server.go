@@ -878,16 +878,32 @@ func (s *Server) collect(uid types.UID, namespace string, done func()) {
 		defer s.wg.Done()
 		for {
 			s.mu.Lock()
-			if s.closed || len(s.owned(uid, namespace)) == 0 {
+			owned := s.owned(uid, namespace)
+			if s.closed || len(owned) == 0 {
 				if !s.closed {
 					done()
 				}
 				s.mu.Unlock()
 				return
 			}
+			// A dependent made while its owner is being deleted (an owner
+			// reference set meanwhile) is deleted too, as the real
+			// collector does: otherwise the owner would wait forever.
+			for _, d := range owned {
+				if p, ok := d.obj.(*corev1.Pod); ok {
+					if p.DeletionTimestamp == nil {
+						s.deletePod(p)
+					}
+				} else if mustAccessor(d.obj).GetDeletionTimestamp() == nil {
+					s.put(d.resource, watch.Deleted, d.obj.DeepCopyObject())
+				}
+			}
 			ch := s.changed
 			s.mu.Unlock()
-			<-ch
+			select {
+			case <-ch:
+			case <-s.closing:
+			}
 		}
 	}()
 }
