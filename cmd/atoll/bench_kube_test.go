@@ -130,6 +130,8 @@ func reportTail(b *testing.B, name string, d []time.Duration) {
 	b.ReportMetric(ms(s[int(0.5*float64(len(s)-1))]), name+"-p50-ms")
 	b.ReportMetric(ms(s[int(0.9*float64(len(s)-1))]), name+"-p90-ms")
 	b.ReportMetric(ms(s[len(s)-1]), name+"-max-ms")
+	// Also in the log: a benchmark that fails shows no metrics.
+	b.Logf("%s: p50 %.1f ms, p90 %.1f ms, max %.1f ms (%d samples)", name, ms(s[int(0.5*float64(len(s)-1))]), ms(s[int(0.9*float64(len(s)-1))]), ms(s[len(s)-1]), len(s))
 }
 
 // tally counts requests by verb and resource ("create jobs").
