@@ -83,7 +83,6 @@ func runOf(b testing.TB, m *main.Main, number int) kubeRun {
 		b.Fatalf("plan job of #%d not finished: %+v", number, jobs[0])
 	}
 	r := kubeRun{job: jobs[0].ID, ended: *jobs[0].FinishedAt}
-	var d *atoll.Dispatch
 	// The job is recorded succeeded once its result is stored; the
 	// dispatch is done by then.
 	d, err := m.DB.Dispatch(context.Background(), r.job)
