@@ -103,6 +103,8 @@ bench: $(TERRAFORM)
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench WorkerClaimLatency -benchtime 50x -timeout 30m ./cmd/atoll
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench WorkerLogToBrowser -benchtime 5x -timeout 30m ./cmd/atoll
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench WorkerPoolPlans -benchtime 1x -timeout 30m ./cmd/atoll
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench KubeVsPoolOverhead -benchtime 10x -timeout 30m ./cmd/atoll
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench KubePlans -benchtime 1x -timeout 30m ./cmd/atoll
 
 generate:
 	$(GO) tool templ generate

@@ -131,19 +131,7 @@ func burst(b *testing.B, projects int, tmpfs bool, configure func(*main.Config))
 	const pulls = 100
 	testEnv(b)
 	for iter := 0; iter < b.N; iter++ {
-		files := map[string]string{}
-		for i := 0; i < projects; i++ {
-			files[fmt.Sprintf("p%d/main.tf", i)] = tfProject("p", 1)
-		}
-		repo := newGitRepo(b, files)
-		base := repo.git("rev-parse", "main")
-		gh := newFakeGitHub(b)
-		shas := make([]string, pulls)
-		for i := range shas {
-			project := fmt.Sprintf("p%d/main.tf", i%projects)
-			shas[i] = repo.branch(fmt.Sprintf("b%d", i), map[string]string{project: tfProject("p", 2)})
-			gh.setPull(i+1, fakePull{HeadSHA: shas[i], HeadRef: fmt.Sprintf("b%d", i), BaseSHA: base, BaseRef: "main", Files: []string{project}})
-		}
+		repo, base, gh, shas := manyPulls(b, pulls, projects)
 		cloneURL, _ := serveGit(b, repo, "gh-test-token")
 		workDir := ""
 		if tmpfs {
@@ -259,4 +247,24 @@ func indexOf(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+// manyPulls is a repository of projects p0..p<projects-1> and pulls pull
+// requests set up on a fake GitHub, pull i+1 changing project i%projects
+// from branch b<i>: their head commits are shas[i].
+func manyPulls(b testing.TB, pulls, projects int) (repo *gitRepo, base string, gh *fakeGitHub, shas []string) {
+	files := map[string]string{}
+	for i := 0; i < projects; i++ {
+		files[fmt.Sprintf("p%d/main.tf", i)] = tfProject("p", 1)
+	}
+	repo = newGitRepo(b, files)
+	base = repo.git("rev-parse", "main")
+	gh = newFakeGitHub(b)
+	shas = make([]string, pulls)
+	for i := range shas {
+		project := fmt.Sprintf("p%d/main.tf", i%projects)
+		shas[i] = repo.branch(fmt.Sprintf("b%d", i), map[string]string{project: tfProject("p", 2)})
+		gh.setPull(i+1, fakePull{HeadSHA: shas[i], HeadRef: fmt.Sprintf("b%d", i), BaseSHA: base, BaseRef: "main", Files: []string{project}})
+	}
+	return repo, base, gh, shas
 }

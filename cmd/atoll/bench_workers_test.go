@@ -259,19 +259,7 @@ func (r poolResult) selfPerPlan() float64 {
 
 func poolRun(b *testing.B, viaWorkers bool) poolResult {
 	pulls := benchPlans(b)
-	files := map[string]string{}
-	for i := 0; i < pulls; i++ {
-		files[fmt.Sprintf("p%d/main.tf", i)] = tfProject("p", 1)
-	}
-	repo := newGitRepo(b, files)
-	base := repo.git("rev-parse", "main")
-	gh := newFakeGitHub(b)
-	shas := make([]string, pulls)
-	for i := range shas {
-		project := fmt.Sprintf("p%d/main.tf", i)
-		shas[i] = repo.branch(fmt.Sprintf("b%d", i), map[string]string{project: tfProject("p", 2)})
-		gh.setPull(i+1, fakePull{HeadSHA: shas[i], HeadRef: fmt.Sprintf("b%d", i), BaseSHA: base, BaseRef: "main", Files: []string{project}})
-	}
+	repo, base, gh, shas := manyPulls(b, pulls, pulls)
 	cloneURL, _ := serveGit(b, repo, "gh-test-token")
 	var args []string
 	if viaWorkers {

@@ -594,6 +594,7 @@ func (s *Server) create(w http.ResponseWriter, req *http.Request, r route) {
 		defaultJob(j)
 	}
 	s.put(r.resource, watch.Added, obj)
+	s.orphaned(r.resource, obj)
 	out := obj.DeepCopyObject()
 	if j, ok := obj.(*batchv1.Job); ok {
 		s.startJob(j.DeepCopy())
@@ -651,6 +652,7 @@ func (s *Server) update(w http.ResponseWriter, req *http.Request, r route) {
 		o.Status = *old.(*corev1.Pod).Status.DeepCopy()
 	}
 	s.put(r.resource, watch.Modified, obj)
+	s.orphaned(r.resource, obj)
 	writeJSON(w, http.StatusOK, obj.DeepCopyObject())
 }
 
@@ -876,16 +878,32 @@ func (s *Server) collect(uid types.UID, namespace string, done func()) {
 		defer s.wg.Done()
 		for {
 			s.mu.Lock()
-			if s.closed || len(s.owned(uid, namespace)) == 0 {
+			owned := s.owned(uid, namespace)
+			if s.closed || len(owned) == 0 {
 				if !s.closed {
 					done()
 				}
 				s.mu.Unlock()
 				return
 			}
+			// A dependent made while its owner is being deleted (an owner
+			// reference set meanwhile) is deleted too, as the real
+			// collector does: otherwise the owner would wait forever.
+			for _, d := range owned {
+				if p, ok := d.obj.(*corev1.Pod); ok {
+					if p.DeletionTimestamp == nil {
+						s.deletePod(p)
+					}
+				} else if mustAccessor(d.obj).GetDeletionTimestamp() == nil {
+					s.put(d.resource, watch.Deleted, d.obj.DeepCopyObject())
+				}
+			}
 			ch := s.changed
 			s.mu.Unlock()
-			<-ch
+			select {
+			case <-ch:
+			case <-s.closing:
+			}
 		}
 	}()
 }
@@ -1071,4 +1089,60 @@ func statusOf(err *apierrors.StatusError) *metav1.Status {
 	st := err.Status()
 	st.Kind, st.APIVersion = "Status", "v1"
 	return &st
+}
+
+// orphaned is the garbage collector's rule for an object whose owners are
+// all gone (s.mu held): it is deleted, soon after, as the real collector
+// deletes dependents of owners that no longer exist (an owner reference
+// set after its owner was deleted).
+func (s *Server) orphaned(resource string, obj runtime.Object) {
+	acc := mustAccessor(obj)
+	refs := acc.GetOwnerReferences()
+	if len(refs) == 0 {
+		return
+	}
+	for _, ref := range refs {
+		if s.exists(ref.UID) {
+			return
+		}
+	}
+	k, uid := key(acc), acc.GetUID()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-s.closing:
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		cur := s.objects[resource][k]
+		if s.closed || cur == nil || mustAccessor(cur).GetUID() != uid {
+			return
+		}
+		for _, ref := range mustAccessor(cur).GetOwnerReferences() {
+			if s.exists(ref.UID) {
+				return
+			}
+		}
+		if p, ok := cur.(*corev1.Pod); ok {
+			s.deletePod(p)
+			return
+		}
+		s.put(resource, watch.Deleted, cur.DeepCopyObject())
+		s.collect(uid, mustAccessor(cur).GetNamespace(), nil)
+	}()
+}
+
+// exists reports whether an object with uid is stored (s.mu held).
+func (s *Server) exists(uid types.UID) bool {
+	for _, objs := range s.objects {
+		for _, o := range objs {
+			if mustAccessor(o).GetUID() == uid {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 )
@@ -591,5 +592,90 @@ func TestTerminationMessageAndTTL(t *testing.T) {
 	}
 	if pods := srv.Pods(ns); len(pods) != 0 {
 		t.Fatalf("%d pods left", len(pods))
+	}
+}
+
+// The garbage collector deletes an object whose owners no longer exist:
+// an owner reference set after its owner was deleted does not keep it.
+func TestOwnerGoneDependentCollected(t *testing.T) {
+	srv := kubetest.New(t, kubetest.Options{})
+	c := srv.Client()
+	owner, err := c.BatchV1().Jobs(ns).Create(ctx(t), job("owner"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := func(uid types.UID) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "x", UID: uid}}
+	}
+	kept := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "kept", OwnerReferences: ref(owner.UID)}}
+	gone := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "gone", OwnerReferences: ref("no-such-uid")}}
+	for _, s := range []*corev1.Secret{kept, gone} {
+		if _, err := c.CoreV1().Secrets(ns).Create(ctx(t), s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := c.CoreV1().Secrets(ns).Get(ctx(t), "gone", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a Secret whose owner does not exist is still there: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := c.CoreV1().Secrets(ns).Get(ctx(t), "kept", metav1.GetOptions{}); err != nil {
+		t.Fatalf("a Secret whose owner exists: %v", err)
+	}
+}
+
+// A dependent given an owner reference while its owner Job is being
+// deleted in the foreground is deleted too, and the Job then goes; the
+// fake closes meanwhile without waiting for it.
+func TestDependentAddedDuringForegroundDeletion(t *testing.T) {
+	srv := kubetest.New(t, kubetest.Options{TerminationDelay: 300 * time.Millisecond, Run: func(*corev1.Pod) kubetest.PodOutcome {
+		return kubetest.Unschedulable("0/1 nodes are available.")
+	}})
+	c := srv.Client()
+	j, err := c.BatchV1().Jobs(ns).Create(ctx(t), job("fg"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, c, "fg", func(*corev1.Pod) bool { return true })
+	fg := metav1.DeletePropagationForeground
+	if err := c.BatchV1().Jobs(ns).Delete(ctx(t), "fg", metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
+		t.Fatal(err)
+	}
+	late := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "late", OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "fg", UID: j.UID}}}}
+	if _, err := c.CoreV1().Secrets(ns).Create(ctx(t), late, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, jerr := c.BatchV1().Jobs(ns).Get(ctx(t), "fg", metav1.GetOptions{})
+		_, serr := c.CoreV1().Secrets(ns).Get(ctx(t), "late", metav1.GetOptions{})
+		if apierrors.IsNotFound(jerr) && apierrors.IsNotFound(serr) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("foreground deletion stuck: job %v, secret %v", jerr, serr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Closed while a foreground deletion waits for its pod to terminate.
+	if _, err := c.BatchV1().Jobs(ns).Create(ctx(t), job("fg2"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, c, "fg2", func(*corev1.Pod) bool { return true })
+	if err := c.BatchV1().Jobs(ns).Delete(ctx(t), "fg2", metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	go func() { srv.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close hangs")
 	}
 }
