@@ -122,6 +122,9 @@ type DriftService interface {
 	// notes (drift webhooks) in the outbox, in one transaction. Recording
 	// the same results again changes nothing and queues nothing.
 	RecordDrift(ctx context.Context, requestID int64, results []DriftResult, notes []Notification) error
+	// DriftHistory lists a project's checks at branch, newest first, at
+	// most limit (0: 50).
+	DriftHistory(ctx context.Context, projectID int64, branch string, limit int) ([]*DriftCheckRecord, error)
 	// DriftProjects lists the projects' drift states, by repository,
 	// branch and project.
 	DriftProjects(ctx context.Context, f DriftFilter) ([]*DriftProject, error)
@@ -190,4 +193,21 @@ type DriftScheduler interface {
 	QueueDueDrift(ctx context.Context, next NextFunc) ([]*Request, error)
 	// DriftSchedules lists the stored schedules.
 	DriftSchedules(ctx context.Context) ([]*DriftSchedule, error)
+}
+
+// DriftCheckRecord is one past check of a project (the drift page's
+// history).
+type DriftCheckRecord struct {
+	ID             int64     `json:"id"`
+	ProjectID      int64     `json:"project_id"`
+	Branch         string    `json:"branch"`
+	JobID          int64     `json:"job_id"`
+	State          string    `json:"state"`
+	HeadSHA        string    `json:"head_sha"`
+	Add            int       `json:"to_add"`
+	Change         int       `json:"to_change"`
+	Destroy        int       `json:"to_destroy"`
+	ChangedOutside bool      `json:"changed_outside"`
+	Error          string    `json:"error,omitempty"`
+	CheckedAt      time.Time `json:"checked_at"`
 }

@@ -118,6 +118,11 @@ func (db *DB) RecordDrift(ctx context.Context, requestID int64, results []atoll.
 			if err != nil {
 				return fmt.Errorf("store record drift of project %d: %w", r.ProjectID, err)
 			}
+			if _, err := tx.exec(`INSERT INTO drift_checks (project_id, branch, job_id, state, head_sha, to_add, to_change, to_destroy, changed_outside, error, checked_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO NOTHING`,
+				r.ProjectID, branch, r.JobID, r.State, headSHA, r.Add, r.Change, r.Destroy, r.ChangedOutside, r.Error, ts(tx.now)); err != nil {
+				return fmt.Errorf("store record drift check of project %d: %w", r.ProjectID, err)
+			}
 		}
 		if len(results) > 0 {
 			repo, _ := tx.pullRefOfRequest(requestID)
@@ -351,4 +356,22 @@ func (db *DB) DriftRemediations(ctx context.Context, repo string, limit int) ([]
 	rows, err := db.reader().QueryContext(ctx, `SELECT `+remediationColumns+` FROM drift_remediations WHERE repo = ?
 		ORDER BY started_at DESC, rowid DESC LIMIT ?`, repo, limit)
 	return collect(rows, err, "drift remediations", scanRemediation)
+}
+
+// DriftHistory lists a project's checks at branch, newest first.
+func (db *DB) DriftHistory(ctx context.Context, projectID int64, branch string, limit int) ([]*atoll.DriftCheckRecord, error) {
+	if limit <= 0 || limit > 1000 {
+		limit = 50
+	}
+	rows, err := db.reader().QueryContext(ctx, `SELECT id, project_id, branch, job_id, state, head_sha, to_add, to_change, to_destroy, changed_outside, error, checked_at
+		FROM drift_checks WHERE project_id = ? AND branch = ? ORDER BY id DESC LIMIT ?`, projectID, branch, limit)
+	return collect(rows, err, "drift history", func(s scanner) (*atoll.DriftCheckRecord, error) {
+		var c atoll.DriftCheckRecord
+		var checked int64
+		if err := s.Scan(&c.ID, &c.ProjectID, &c.Branch, &c.JobID, &c.State, &c.HeadSHA, &c.Add, &c.Change, &c.Destroy, &c.ChangedOutside, &c.Error, &checked); err != nil {
+			return nil, err
+		}
+		c.CheckedAt = fromTS(checked)
+		return &c, nil
+	})
 }

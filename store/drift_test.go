@@ -146,6 +146,11 @@ func TestRecordDrift(t *testing.T) {
 	if d := get(); d.State != atoll.DriftInSync || !d.Since.Equal(now) || d.Add != 0 {
 		t.Fatalf("in sync: %+v", d)
 	}
+	// The history: every check once, newest first.
+	hist, err := db.DriftHistory(ctx, f.projectID, "main", 0)
+	if err != nil || len(hist) != 3 || hist[0].State != atoll.DriftInSync || hist[1].Add != 3 || hist[2].Add != 2 || hist[1].JobID != job {
+		t.Fatalf("history %v, %v", hist, err)
+	}
 	if ds, _ := db.DriftProjects(ctx, atoll.DriftFilter{State: atoll.DriftDrifted}); len(ds) != 0 {
 		t.Fatalf("state filter: %v", ds)
 	}

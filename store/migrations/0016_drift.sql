@@ -50,3 +50,21 @@ CREATE TABLE drift_remediations (
 	result       TEXT NOT NULL
 );
 CREATE INDEX drift_remediations_repo ON drift_remediations (repo, started_at);
+
+-- Every project check, for the drift page's history: one row per check
+-- job (a resumed request records it once).
+CREATE TABLE drift_checks (
+	id              INTEGER PRIMARY KEY,
+	project_id      INTEGER NOT NULL REFERENCES projects (id),
+	branch          TEXT NOT NULL,
+	job_id          INTEGER NOT NULL UNIQUE REFERENCES jobs (id),
+	state           TEXT NOT NULL,
+	head_sha        TEXT NOT NULL DEFAULT '',
+	to_add          INTEGER NOT NULL DEFAULT 0,
+	to_change       INTEGER NOT NULL DEFAULT 0,
+	to_destroy      INTEGER NOT NULL DEFAULT 0,
+	changed_outside INTEGER NOT NULL DEFAULT 0,
+	error           TEXT NOT NULL DEFAULT '',
+	checked_at      INTEGER NOT NULL
+);
+CREATE INDEX drift_checks_project ON drift_checks (project_id, branch, id DESC);
