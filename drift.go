@@ -30,6 +30,14 @@ const (
 // DriftCheck asks for a drift check of a repository's branch: every
 // project, or those named (exact names or dirs).
 type DriftCheck struct {
+	// Reconcile applies what the check's plans would change: each plan
+	// with changes waits for an approval (unless the server config's
+	// drift_detection sets remediation auto), then ApplyDrift applies it
+	// under the project's lock.
+	Reconcile bool
+	// Apply applies the approved reconcile plans of the projects named
+	// (a reconcile's second step).
+	Apply    bool
 	Repo     Repo
 	Branch   string
 	Projects []string

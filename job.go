@@ -57,9 +57,15 @@ type Job struct {
 // JobSpec carries what the worker needs beyond the row's columns. It is
 // stored as JSON and never holds secrets.
 type JobSpec struct {
-	// Drift marks a drift check's plan (atoll.RequestDrift): it takes no
-	// lock and is never applied by itself.
-	Drift             bool     `json:"drift,omitempty"`
+	// Drift marks a drift check's job (atoll.RequestDrift): its plan
+	// takes no lock; its apply (a reconcile) takes the project's lock,
+	// needs an approval unless AutoRemediation, and skips the pull
+	// request's requirements (there is no pull request).
+	Drift bool `json:"drift,omitempty"`
+	// AutoRemediation: the server-side config's drift_detection sets
+	// remediation auto for the repository: a reconcile applies without an
+	// approval.
+	AutoRemediation   bool     `json:"auto_remediation,omitempty"`
 	ExtraArgs         []string `json:"extra_args,omitempty"`
 	Verbose           bool     `json:"verbose,omitempty"`
 	Workflow          string   `json:"workflow,omitempty"`

@@ -27,6 +27,10 @@ type LockSelector struct {
 	// ProjectID, with PullID, narrows it to the pull request's lock of this
 	// project, if it holds it (releasing nothing otherwise).
 	ProjectID int64
+	// KeepPlans leaves the holder's pending plans: a drift reconcile's
+	// lock, taken for its apply alone, whose plan still waits for its
+	// approval after a refused apply.
+	KeepPlans bool
 }
 
 // LockFilter selects locks; zero fields match anything.

@@ -115,6 +115,9 @@ func (r *Runner) runApply(ctx context.Context, w *work, j *atoll.Job, sink *logS
 		// allowed to start.
 		return r.applyChecked(ctx, w, j, sink, res)
 	}
+	if j.Spec.Drift {
+		return r.reconcileApply(ctx, w, j, sink, res)
+	}
 	d, err := r.refresh(ctx, w)
 	if err != nil {
 		return err

@@ -13,6 +13,11 @@ import (
 // approvalRequired reports whether job j's plan must be approved in Atoll
 // before it is applied (--plan-approval).
 func (r *Runner) approvalRequired(j *atoll.Job) bool {
+	if j.Spec.Drift {
+		// A reconcile is approved, whatever --plan-approval says, unless
+		// the server-side config made its remediation automatic.
+		return !j.Spec.AutoRemediation
+	}
 	return r.PlanApproval.Requires(j.Repo, j.Project, j.Dir)
 }
 

@@ -80,6 +80,14 @@ func (s silent) CloneAuthorization(ctx context.Context, repo atoll.Repo) (string
 
 // driftRun is a drift request: its checks run as a plan of the branch.
 func (r *Runner) driftRun(ctx context.Context, w *work) error {
+	sel, err := driftSelection(w.req)
+	if err != nil {
+		return err
+	}
+	if sel.Apply {
+		apply := &command.Command{Name: command.Apply}
+		return r.withHooks(ctx, w, "apply", apply, func() error { return r.driftApply(ctx, w, sel) })
+	}
 	plan := &command.Command{Name: command.Plan}
 	return r.withHooks(ctx, w, "plan", plan, func() error {
 		jobs, err := r.DB.RequestJobs(ctx, w.req.ID)
@@ -92,8 +100,101 @@ func (r *Runner) driftRun(ctx context.Context, w *work) error {
 				return err
 			}
 		}
-		return r.recordDrift(ctx, w, r.runPlans(ctx, w, jobs))
+		if err := r.recordDrift(ctx, w, r.runPlans(ctx, w, jobs)); err != nil {
+			return err
+		}
+		if sel.Reconcile && r.autoRemediation(w) {
+			// Nothing to approve: the reconcile applies at once.
+			return r.driftApply(ctx, w, sel)
+		}
+		return nil
 	})
+}
+
+// autoRemediation reports whether the server-side config's drift_detection
+// makes the repository's reconciles automatic (remediation: auto).
+func (r *Runner) autoRemediation(w *work) bool {
+	if r.ServerConfig == nil {
+		return false
+	}
+	s, ok := r.ServerConfig.DriftFor(serverRepoID(w.repo), w.pull.HeadRef)
+	return ok && s.Remediation == repocfg.RemediationAuto
+}
+
+// driftApply applies the pending reconcile plans of the projects sel names
+// (all of them for an automatic reconcile), under their locks: a project a
+// pull request holds is not applied. The locks go back when it ends.
+func (r *Runner) driftApply(ctx context.Context, w *work, sel driftSel) error {
+	jobs, err := r.DB.RequestJobs(ctx, w.req.ID)
+	if err != nil {
+		return err
+	}
+	var applies []*atoll.Job
+	for _, j := range jobs {
+		if j.Kind == atoll.JobApply {
+			applies = append(applies, j)
+		}
+	}
+	if len(applies) == 0 {
+		plans, err := r.DB.PendingPlans(ctx, w.pull.ID)
+		if err != nil {
+			return err
+		}
+		auto := r.autoRemediation(w)
+		for _, p := range plans {
+			pj, err := r.DB.Job(ctx, p.JobID)
+			if err != nil {
+				return err
+			}
+			named := len(sel.Projects) > 0 || len(sel.Paths) > 0
+			if named && !sel.selects(repocfg.Project{Name: pj.Project, Dir: pj.Dir, Workspace: pj.Workspace}) {
+				continue
+			}
+			if p.Summary.NoChanges() {
+				continue // in sync: nothing to reconcile
+			}
+			spec := pj.Spec
+			spec.PlanID, spec.Autoplan, spec.LockTaken, spec.AutoRemediation = p.ID, false, false, auto
+			applies = append(applies, &atoll.Job{Kind: atoll.JobApply, RequestID: w.req.ID, PullID: w.pull.ID, ProjectID: pj.ProjectID,
+				HeadSHA: p.HeadSHA, User: w.req.User, Repo: pj.Repo, Pull: pj.Pull, Project: pj.Project, Dir: pj.Dir, Workspace: pj.Workspace, Spec: spec})
+		}
+		if len(applies) == 0 {
+			return atoll.Errorf(atoll.EINVALID, "No reconcile plan with changes to apply: reconcile the project first.")
+		}
+		if err := r.DB.InsertJobs(ctx, applies); err != nil {
+			return err
+		}
+	}
+	r.runLocked(ctx, w, applies, r.runApply)
+	_, err = r.DB.ReleaseLocksWhere(context.WithoutCancel(ctx), atoll.LockSelector{PullID: w.pull.ID, KeepPlans: true}, w.req.User, w.req.Source, "locks.release", "reconcile ended")
+	return err
+}
+
+// reconcileApply applies a reconcile's plan: its approval (always, unless
+// automatic) and policies are checked as for any apply; the pull request's
+// requirements do not apply (there is none), and the plan must still be
+// of the branch's head.
+func (r *Runner) reconcileApply(ctx context.Context, w *work, j *atoll.Job, sink *logSink, res *atoll.ProjectResult) error {
+	remote, err := cloneRemote(ctx, w)
+	if err != nil {
+		return err
+	}
+	head, err := r.Workdirs.ResolveBranch(ctx, git.Spec{Key: workdirKey(w.repo), Remote: remote}, w.pull.HeadRef)
+	if err != nil {
+		return atoll.Errorf(atoll.EINVALID, "%s", redactPaths(err.Error(), r.Workdirs.Root))
+	}
+	if head != j.HeadSHA {
+		return atoll.Errorf(atoll.ECONFLICT, "This reconcile plan was made for commit %s but %s is now at %s: reconcile again.", short(j.HeadSHA), w.pull.HeadRef, short(head))
+	}
+	approval, err := r.approvalBeforeApply(ctx, j)
+	if err != nil {
+		return r.approvalLink(res, j, err)
+	}
+	res.ApprovedBy = approvedBy(approval)
+	if err := r.policiesBeforeApply(ctx, w, j); err != nil {
+		return err
+	}
+	return r.applyChecked(ctx, w, j, sink, res)
 }
 
 // resolveDrift resolves the branch's head, checks it out, selects the
@@ -157,10 +258,12 @@ func (r *Runner) resolveDrift(ctx context.Context, w *work) ([]*atoll.Job, error
 // DriftSelection): the projects it checks (none: all), and whether its
 // results are recorded.
 type driftSel struct {
-	Projects []string          `json:"projects"`
-	Paths    []atoll.DriftPath `json:"paths"`
-	PlanOnly bool              `json:"plan_only"`
-	Globs    []string          `json:"globs"`
+	Projects  []string          `json:"projects"`
+	Paths     []atoll.DriftPath `json:"paths"`
+	PlanOnly  bool              `json:"plan_only"`
+	Reconcile bool              `json:"reconcile"`
+	Apply     bool              `json:"apply"`
+	Globs     []string          `json:"globs"`
 }
 
 func driftSelection(req *atoll.Request) (driftSel, error) {

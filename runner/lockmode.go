@@ -34,7 +34,9 @@ func lockMode(j *atoll.Job) string {
 // needsLock reports whether j takes its project's lock before it runs.
 func needsLock(j *atoll.Job) bool {
 	if j.Spec.Drift {
-		return false // a drift check never blocks a pull request, nor waits for one
+		// A drift check never blocks a pull request, nor waits for one;
+		// a reconcile's apply changes the project, under its lock.
+		return j.Kind == atoll.JobApply
 	}
 	switch lockMode(j) {
 	case repocfg.LockDisabled:

@@ -18,6 +18,9 @@ type DriftSelection struct {
 	Projects []string          `json:"projects,omitempty"`
 	Paths    []atoll.DriftPath `json:"paths,omitempty"`
 	PlanOnly bool              `json:"plan_only,omitempty"`
+	// Reconcile and Apply: a reconcile's plans and their apply.
+	Reconcile bool `json:"reconcile,omitempty"`
+	Apply     bool `json:"apply,omitempty"`
 	// Globs select projects by name or dir (a schedule's projects).
 	Globs []string `json:"globs,omitempty"`
 }
@@ -28,7 +31,10 @@ func (db *DB) QueueDrift(ctx context.Context, c atoll.DriftCheck) (*atoll.Reques
 	if c.Branch == "" {
 		return nil, atoll.Errorf(atoll.EINVALID, "A drift check needs a branch.")
 	}
-	sel, err := json.Marshal(DriftSelection{Projects: c.Projects, Paths: c.Paths, PlanOnly: c.PlanOnly})
+	if c.Apply && len(c.Projects) == 0 && len(c.Paths) == 0 {
+		return nil, atoll.Errorf(atoll.EINVALID, "A reconcile's apply names its projects.")
+	}
+	sel, err := json.Marshal(DriftSelection{Projects: c.Projects, Paths: c.Paths, PlanOnly: c.PlanOnly, Reconcile: c.Reconcile, Apply: c.Apply})
 	if err != nil {
 		return nil, fmt.Errorf("store queue drift: %w", err)
 	}
@@ -59,7 +65,14 @@ func (db *DB) QueueDrift(ctx context.Context, c atoll.DriftCheck) (*atoll.Reques
 		if c.PlanOnly {
 			detail += ", plan only"
 		}
-		return tx.AddEvent(atoll.Event{Actor: c.User, Action: "drift.check", Repo: c.Repo.FullName(), Detail: detail, Source: c.Source})
+		action := "drift.check"
+		switch {
+		case c.Apply:
+			action = "drift.apply"
+		case c.Reconcile:
+			action = "drift.reconcile"
+		}
+		return tx.AddEvent(atoll.Event{Actor: c.User, Action: action, Repo: c.Repo.FullName(), Detail: detail, Source: c.Source})
 	})
 	if err != nil {
 		return nil, err

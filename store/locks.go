@@ -115,8 +115,10 @@ func (tx *Tx) ReleaseLocks(sel atoll.LockSelector, actor, source, action, reason
 		if locks, err = locksWhere(tx.ctx, tx.tx, `l.pull_id = ?`, sel.PullID); err != nil {
 			return nil, err
 		}
-		if err := tx.DiscardPlans(sel.PullID); err != nil {
-			return nil, err
+		if !sel.KeepPlans {
+			if err := tx.DiscardPlans(sel.PullID); err != nil {
+				return nil, err
+			}
 		}
 		if _, err := tx.exec(`DELETE FROM locks WHERE pull_id = ?`, sel.PullID); err != nil {
 			return nil, fmt.Errorf("store delete locks of pull %d: %w", sel.PullID, err)
@@ -130,7 +132,7 @@ func (tx *Tx) ReleaseLocks(sel atoll.LockSelector, actor, source, action, reason
 		}
 		ev.Repo, ev.Pull, locks = l.Repo, l.Pull, []*atoll.Lock{l}
 		if _, err := tx.exec(`UPDATE plans SET discarded_at = ? WHERE pull_id = ? AND project_id = (SELECT project_id FROM locks WHERE id = ?)
-			AND applied_at IS NULL AND discarded_at IS NULL`, ts(tx.now), pullID, sel.LockID); err != nil {
+			AND applied_at IS NULL AND discarded_at IS NULL AND ? = 0`, ts(tx.now), pullID, sel.LockID, sel.KeepPlans); err != nil {
 			return nil, fmt.Errorf("store discard plan of lock %d: %w", sel.LockID, err)
 		}
 		if _, err := tx.exec(`DELETE FROM locks WHERE id = ?`, sel.LockID); err != nil {

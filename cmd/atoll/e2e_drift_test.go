@@ -180,3 +180,86 @@ func TestDriftOutcome(t *testing.T) {
 		}
 	}
 }
+
+// Reconcile: a drifted project's fresh plan of the branch waits for an
+// approval (whatever --plan-approval says); its apply without one changes
+// nothing; approved, it applies under the project's lock, which a pull
+// request holding it would refuse; the next check is in sync.
+func TestDriftReconcile(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "app.tfstate")
+	e := newE2EWith(t, map[string]string{"app/main.tf": driftProject(state, "v1")}, nil)
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "main.tf"), []byte(driftProject(state, "v2")), 0o644)
+	terraformOutside(t, outside, "apply", "-auto-approve", "-input=false", "-no-color")
+
+	repo := atoll.Repo{VCS: "github", Host: "github.com", Owner: "acme", Name: "infra", CloneURL: e.cloneURL}
+	run := func(c atoll.DriftCheck) *atoll.Request {
+		t.Helper()
+		c.Repo, c.Branch, c.User, c.Source = repo, "main", "alice", "test"
+		req, err := e.m.Runner.CheckDrift(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 90*time.Second, "the drift request done", func() bool {
+			r, err := e.m.DB.Request(context.Background(), req.ID)
+			return err == nil && r.State == atoll.RequestDone
+		})
+		return req
+	}
+	reconcile := run(atoll.DriftCheck{Reconcile: true, Projects: []string{"app"}})
+	drift, _ := e.m.DB.DriftProjects(context.Background(), atoll.DriftFilter{Repo: "acme/infra"})
+	if len(drift) != 1 || drift[0].State != atoll.DriftDrifted || drift[0].Change != 1 {
+		t.Fatalf("after the reconcile's plan: %+v", drift)
+	}
+	jobs, err := e.m.DB.RequestJobs(context.Background(), reconcile.ID)
+	if err != nil || len(jobs) != 1 || jobs[0].Kind != atoll.JobPlan {
+		t.Fatalf("the reconcile's jobs %+v, %v", jobs, err)
+	}
+
+	// No approval: refused, nothing applied.
+	refused := run(atoll.DriftCheck{Apply: true, Projects: []string{"app"}})
+	jobs, _ = e.m.DB.RequestJobs(context.Background(), refused.ID)
+	if len(jobs) != 1 || jobs[0].Kind != atoll.JobApply || jobs[0].State != atoll.JobFailed || !strings.Contains(jobs[0].Error, "approv") {
+		t.Fatalf("an apply without approval: %+v", jobs)
+	}
+
+	plans, err := e.m.DB.PendingPlans(context.Background(), jobs[0].PullID)
+	if err != nil || len(plans) != 1 {
+		t.Fatalf("pending plans %v, %v", plans, err)
+	}
+	if _, err := e.m.DB.DecidePlan(context.Background(), atoll.PlanDecision{PlanID: plans[0].ID, Decision: atoll.DecisionApprove, User: "bob", Reason: "reconcile", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	// A pull request holds the project's lock: the reconcile waits for it.
+	e.open(1, "change-app", map[string]string{"app/main.tf": driftProject(state, "v3")}, "app/main.tf")
+	e.waitComment(1, 1)
+	locked := run(atoll.DriftCheck{Apply: true, Projects: []string{"app"}})
+	jobs, _ = e.m.DB.RequestJobs(context.Background(), locked.ID)
+	if len(jobs) != 1 || jobs[0].State != atoll.JobFailed || !strings.Contains(jobs[0].Error, "locked by pull request #1") {
+		t.Fatalf("an apply while a pull request holds the lock: %+v", jobs)
+	}
+	pr, err := e.m.DB.PullByNumber(context.Background(), "acme/infra", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.m.DB.ReleaseLocksWhere(context.Background(), atoll.LockSelector{PullID: pr.ID}, "bob", "test", "locks.unlock", "test"); err != nil {
+		t.Fatal(err)
+	}
+	applied := run(atoll.DriftCheck{Apply: true, Projects: []string{"app"}})
+	jobs, _ = e.m.DB.RequestJobs(context.Background(), applied.ID)
+	if len(jobs) != 1 || jobs[0].State != atoll.JobSucceeded {
+		t.Fatalf("the approved apply: %+v", jobs)
+	}
+	var locks []atoll.Lock
+	getJSON(t, e.m.URL+"/api/v1/locks", &locks)
+	if len(locks) != 0 {
+		t.Fatalf("the reconcile kept its lock: %+v", locks)
+	}
+	drift = checkDrift(t, e)
+	if len(drift) != 1 || drift[0].State != atoll.DriftInSync {
+		t.Fatalf("after the reconcile: %+v", *drift[0])
+	}
+	if n := len(e.gh.pullComments(1)); n != 1 {
+		t.Fatalf("pull request #1 got %d comments: the reconcile told it something", n)
+	}
+}
