@@ -372,11 +372,27 @@ func TestDriftAPIDetect(t *testing.T) {
 
 func TestDriftAPIRemediate(t *testing.T) {
 	f := newDriftFixture(t, true, true)
-	// Apply with remediation on: not yet.
+	planned := f.outcome.Projects
+	// Apply with remediation on: the drifted projects' pending plans (app,
+	// here) are applied: one apply job per project is its result.
+	f.outcome.Projects = []atoll.DriftProjectOutcome{{Job: &atoll.Job{Kind: atoll.JobApply, State: atoll.JobSucceeded, Project: "app", Dir: "app", Workspace: "default"},
+		Output: "Apply complete! Resources: 0 added, 1 changed, 0 destroyed."}}
 	a := f.call(t, "POST", "/api/drift/remediate", `{"repository":"acme/infra","ref":"main","type":"Github","action":"apply"}`, "")
-	if a.status != 503 || a.Error.Message != "drift remediation apply is not available yet: reconcile from the dashboard" {
+	if a.status != 200 || !strings.Contains(string(a.Data), `"action":"apply"`) || !strings.Contains(string(a.Data), `"summary":"Apply completed successfully"`) ||
+		!strings.Contains(string(a.Data), `"apply_output":"Apply complete!`) {
 		t.Fatalf("apply: %d %s", a.status, a.raw)
 	}
+	if c := f.checks[len(f.checks)-1]; !c.Apply || c.PlanOnly || len(c.Paths) != 1 || c.Paths[0].Dir != "app" {
+		t.Errorf("apply check %+v", c)
+	}
+	// Refused (no approval): the project failed, 409 with its message.
+	f.outcome.Projects = []atoll.DriftProjectOutcome{{Job: &atoll.Job{Kind: atoll.JobApply, State: atoll.JobFailed, Project: "app", Dir: "app", Workspace: "default",
+		Error: "The plan of project app must be approved in Atoll before it is applied: it has not been approved yet."}}}
+	a = f.call(t, "POST", "/api/drift/remediate", `{"repository":"acme/infra","ref":"main","type":"Github","action":"apply","projects":["app"]}`, "")
+	if a.status != 409 || !strings.Contains(string(a.Error.Details), "must be approved") {
+		t.Fatalf("apply refused: %d %s", a.status, a.raw)
+	}
+	f.outcome.Projects = planned
 	// Plan: 200, plan only, kept.
 	a = f.call(t, "POST", "/api/drift/remediate", `{"repository":"acme/infra","ref":"refs/heads/main","type":"Github","paths":[{"directory":"app"}],"workspaces":["default"]}`, "")
 	var res struct {
@@ -432,7 +448,8 @@ func TestDriftAPIRemediate(t *testing.T) {
 		} `json:"results"`
 	}
 	a = f.call(t, "GET", listPath, "", "")
-	if a.status != 200 || json.Unmarshal(a.Data, &list) != nil || list.Count != 4 || list.Results[3].ID != first {
+	// The two apply runs first, then these four.
+	if a.status != 200 || json.Unmarshal(a.Data, &list) != nil || list.Count != 6 || list.Results[3].ID != first {
 		t.Fatalf("list: %d %s", a.status, a.raw)
 	}
 	a = f.call(t, "GET", listPath+"&limit=2", "", "")
@@ -440,7 +457,7 @@ func TestDriftAPIRemediate(t *testing.T) {
 		t.Fatalf("list limit: %d %s", a.status, a.raw)
 	}
 	a = f.call(t, "GET", listPath+"&limit=500", "", "")
-	if json.Unmarshal(a.Data, &list) != nil || list.Count != 4 {
+	if json.Unmarshal(a.Data, &list) != nil || list.Count != 6 {
 		t.Fatalf("list limit 500: %d %s", a.status, a.raw)
 	}
 	a = f.call(t, "GET", "/api/drift/remediate?repository=other/repo&type=Github", "", "")

@@ -121,19 +121,8 @@ func outcomeDrift(out *atoll.DriftOutcome, p atoll.DriftProjectOutcome) drift.Pr
 	pd.ProjectName = p.Job.Project
 	if pd.Error == "" {
 		res := p.Result
-		pd.SetDetails(drift.FromPlan(res.Add, res.Change, res.Destroy, res.Import, res.Forget, res.ChangedOutside, planSummaryLine(p.Output)))
+		pd.SetDetails(drift.FromPlan(res.Add, res.Change, res.Destroy, res.Import, res.Forget, res.ChangedOutside, drift.SummaryLine(p.Output)))
 	}
 	return pd
 }
 
-// planSummaryLine is the plan's one-line summary in Terraform's output:
-// "Plan: ..." or "No changes. ...".
-func planSummaryLine(output string) string {
-	for line := range strings.Lines(output) {
-		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "Plan: ") || strings.HasPrefix(line, "No changes.") {
-			return line
-		}
-	}
-	return ""
-}

@@ -9,14 +9,14 @@ import (
 	"github.com/atollhq/atoll/drift"
 )
 
-// msgApplyNotYet answers action apply with --enable-drift-remediation:
-// Atoll applies drift from the dashboard, with a plan approval.
-const msgApplyNotYet = "drift remediation apply is not available yet: reconcile from the dashboard"
-
 // handleDriftRemediate is POST /api/drift/remediate. Action plan (the
 // default) plans the targets at the branch's head, as a detection does,
-// without recording drift states; the run is kept for the history routes.
-// Action apply is refused (503).
+// without recording drift states; the plans stay pending on the drift
+// target, where they are approved. Action apply (with
+// --enable-drift-remediation) applies the targets' pending plans, each
+// under its approval (always needed, unless the server-side config's
+// drift_detection sets remediation auto) and its project's lock. Runs are
+// kept for the history routes.
 func (s *Server) handleDriftRemediate(w http.ResponseWriter, r *http.Request) {
 	if !s.DriftDetection || s.Drift == nil {
 		s.driftFail(w, r, &drift.EnvelopeError{Code: drift.CodeServiceUnavailable, Message: drift.MsgRemediationDisabled})
@@ -31,18 +31,18 @@ func (s *Server) handleDriftRemediate(w http.ResponseWriter, r *http.Request) {
 		s.driftFail(w, r, &drift.EnvelopeError{Code: drift.CodeValidation, Message: drift.MsgValidationFailed, Details: errs})
 		return
 	}
-	if in.Action == drift.ActionApply {
-		msg := drift.MsgRemediationApplyDisabled
-		if s.DriftRemediation {
-			msg = msgApplyNotYet
-		}
-		s.driftFail(w, r, &drift.EnvelopeError{Code: drift.CodeServiceUnavailable, Message: msg})
+	if in.Action == drift.ActionApply && !s.DriftRemediation {
+		s.driftFail(w, r, &drift.EnvelopeError{Code: drift.CodeServiceUnavailable, Message: drift.MsgRemediationApplyDisabled})
 		return
 	}
 	paths := remediationPaths(in)
 	check, e := s.driftCheck(r, in.Repository, in.Type, in.Ref, in.BaseBranch, in.Projects, paths)
 	if e != nil {
 		s.driftFail(w, r, e)
+		return
+	}
+	if in.Action == drift.ActionApply {
+		s.driftRemediateApply(w, r, in, check)
 		return
 	}
 	check.PlanOnly = true
@@ -87,6 +87,61 @@ func (s *Server) handleDriftRemediate(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	s.finishRemediation(w, r, check, res)
+}
+
+// driftRemediateApply applies the pending plans of the targets (see
+// handleDriftRemediate): each project's apply job is its result; a target
+// without a pending plan with changes fails the run.
+func (s *Server) driftRemediateApply(w http.ResponseWriter, r *http.Request, in drift.RemediateRequest, check atoll.DriftCheck) {
+	check.Apply = true
+	res := drift.RemediationResult{ID: newUUID(), Repository: in.Repository, Ref: check.Branch, Action: drift.ActionApply,
+		Status: drift.RunRunning, StartedAt: s.now()}
+	if len(check.Projects) == 0 && len(check.Paths) == 0 {
+		// Apply names its projects: every drifted one when none is named.
+		var err error
+		var run bool
+		if check, run, err = s.driftedTargets(r, check, in); err != nil {
+			s.driftError(w, r, err)
+			return
+		}
+		if !run {
+			res.Error = "no drifted project to apply: run drift detection, then plan the remediation"
+			s.finishRemediation(w, r, check, res)
+			return
+		}
+	}
+	out, err := s.runDrift(w, r, check)
+	switch {
+	case err != nil && atoll.ErrorCode(err) != atoll.EINTERNAL && atoll.ErrorCode(err) != "":
+		s.driftError(w, r, err)
+		return
+	case err != nil:
+		s.Logger.Error("drift remediation", "id", res.ID, "err", err)
+		res.Error = "the apply could not run: see the server's log"
+	case len(out.Projects) == 0:
+		res.Error = out.Request.Error
+		if res.Error == "" {
+			res.Error = "no pending remediation plan with changes to apply: plan the remediation first"
+		}
+	}
+	if out != nil {
+		for _, p := range out.Projects {
+			pr := drift.ProjectRemediation{ProjectName: p.Job.Project, Directory: p.Job.Dir, Workspace: p.Job.Workspace,
+				Status: drift.RunSuccess, ApplyOutput: p.Output}
+			if p.Job.State != atoll.JobSucceeded {
+				pr.Status, pr.Error = drift.RunFailed, p.Job.Error
+			} else {
+				pr.DriftAfter = &drift.Details{Summary: drift.ApplySucceeded}
+			}
+			res.Projects = append(res.Projects, pr)
+		}
+	}
+	s.finishRemediation(w, r, check, res)
+}
+
+// finishRemediation completes run res, stores it and answers it.
+func (s *Server) finishRemediation(w http.ResponseWriter, r *http.Request, check atoll.DriftCheck, res drift.RemediationResult) {
 	res.Complete(s.now())
 	if err := s.storeRemediation(r, check.Repo, res); err != nil {
 		s.driftError(w, r, err)
