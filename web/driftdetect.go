@@ -125,4 +125,3 @@ func outcomeDrift(out *atoll.DriftOutcome, p atoll.DriftProjectOutcome) drift.Pr
 	}
 	return pd
 }
-
