@@ -237,6 +237,13 @@ func (r *Runner) resolveDrift(ctx context.Context, w *work) ([]*atoll.Job, error
 		return nil, err
 	}
 	if len(sel.Projects) > 0 || len(sel.Paths) > 0 {
+		// A project named that the branch does not have is an error:
+		// nothing is checked, rather than a check of fewer projects.
+		for _, name := range sel.Projects {
+			if !slices.ContainsFunc(projects, func(p repocfg.Project) bool { return p.Name == name || p.Dir == name }) {
+				return nil, atoll.Errorf(atoll.EINVALID, "No project %q at the head of %s.", name, w.pull.HeadRef)
+			}
+		}
 		projects = slices.DeleteFunc(projects, func(p repocfg.Project) bool { return !sel.selects(p) })
 	}
 	if len(sel.Globs) > 0 {

@@ -15,9 +15,7 @@ import (
 
 // notifications are those apply job j's end queues, success or not.
 func (r *Runner) notifications(w *work, j *atoll.Job, success bool) ([]atoll.Notification, error) {
-	if r.Notifications == nil || r.Notifications.Sender == nil || j.Spec.Drift {
-		// A reconcile is told through drift webhooks, as Atlantis's
-		// remediation sends no apply webhook.
+	if r.Notifications == nil || r.Notifications.Sender == nil {
 		return nil, nil
 	}
 	var notes []atoll.Notification

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -39,6 +40,16 @@ func (s *Server) handleDriftDetect(w http.ResponseWriter, r *http.Request) {
 	out, err := s.runDrift(w, r, check)
 	if err != nil {
 		s.driftError(w, r, err)
+		return
+	}
+	if msg := out.Request.Error; msg != "" && len(out.Projects) == 0 {
+		// The check did not run: a project the branch does not have (the
+		// user's to fix), else a checkout or config failure (logged).
+		if strings.HasPrefix(msg, "No project ") {
+			s.driftFail(w, r, drift.Invalid(drift.MsgValidationFailed, "projects", msg))
+			return
+		}
+		s.driftError(w, r, fmt.Errorf("drift check %d: %s", out.Request.ID, msg))
 		return
 	}
 	id := strconv.FormatInt(out.Request.ID, 10)

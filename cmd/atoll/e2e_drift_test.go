@@ -170,6 +170,16 @@ func TestDriftOutcome(t *testing.T) {
 	if p.Job.Dir != "app" || p.Result.State != atoll.DriftDrifted || p.Result.Add != 1 || !strings.Contains(p.Output, "Plan: 1 to add, 0 to change, 0 to destroy.") {
 		t.Fatalf("project %+v\n%s", p.Result, p.Output)
 	}
+	// A project the branch does not have: the check fails, nothing runs.
+	unknown, err := e.m.Runner.CheckDrift(context.Background(), atoll.DriftCheck{
+		Repo:   atoll.Repo{VCS: "github", Host: "github.com", Owner: "acme", Name: "infra", CloneURL: e.cloneURL},
+		Branch: "main", Projects: []string{"nope"}, User: "alice", Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := e.m.Runner.DriftOutcome(ctx, unknown.ID); err != nil || len(out.Projects) != 0 || !strings.Contains(out.Request.Error, `No project "nope" at the head of main.`) {
+		t.Fatalf("an unknown project: %+v, %v", out, err)
+	}
 	for _, bad := range []atoll.DriftCheck{
 		{Repo: atoll.Repo{VCS: "github", Host: "github.com", Owner: "evil", Name: "infra"}, Branch: "main"},
 		{Repo: atoll.Repo{VCS: "github", Host: "github.com", Owner: "acme", Name: "infra"}, Branch: "--upload-pack=x"},
