@@ -503,3 +503,20 @@ func TestDriftAPIRoles(t *testing.T) {
 		}
 	}
 }
+
+// A check that did not run: a project the branch does not have is the
+// client's to fix (400, field projects); anything else is a 500 that says
+// nothing more.
+func TestDriftAPIDetectDidNotRun(t *testing.T) {
+	f := newDriftFixture(t, true, false)
+	f.outcome = &atoll.DriftOutcome{Request: &atoll.Request{ID: 9, Error: `No project "nope" at the head of main.`}, Branch: "main"}
+	a := f.call(t, "POST", "/api/drift/detect", `{"repository":"acme/infra","ref":"main","type":"Github","projects":["nope"]}`, "")
+	if a.status != 400 || a.Error.Code != "VALIDATION_ERROR" || !strings.Contains(string(a.Error.Details), `"field":"projects"`) || !strings.Contains(string(a.Error.Details), "nope") {
+		t.Fatalf("unknown project: %d %s", a.status, a.raw)
+	}
+	f.outcome.Request.Error = "Checking out acme/infra at abc failed: https://x:secret@github.com"
+	a = f.call(t, "POST", "/api/drift/detect", `{"repository":"acme/infra","ref":"main","type":"Github"}`, "")
+	if a.status != 500 || a.Error.Message != "internal server error" || strings.Contains(a.raw, "secret") {
+		t.Fatalf("check failed: %d %s", a.status, a.raw)
+	}
+}
