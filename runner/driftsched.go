@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/atollhq/atoll"
@@ -32,6 +33,7 @@ func (r *Runner) startDriftSchedules() {
 	if tick <= 0 {
 		tick = defaultDriftTick
 	}
+	r.auditAutoRemediation()
 	r.sched.workers.Add(1)
 	go func() {
 		defer r.sched.workers.Done()
@@ -112,4 +114,20 @@ func (r *Runner) defaultBranch(ctx context.Context, repo *atoll.Repo) (string, e
 		return "", err
 	}
 	return r.Workdirs.DefaultBranch(ctx, git.Spec{Key: workdirKey(repo), Remote: remote})
+}
+
+// auditAutoRemediation records, each time a node becomes active, which
+// server-side entries make reconciles apply without an approval: the
+// audit log says who configured it (the server config, at this line).
+func (r *Runner) auditAutoRemediation() {
+	for _, e := range r.ServerConfig.Repos {
+		if e.Drift == nil || e.Drift.Remediation != repocfg.RemediationAuto {
+			continue
+		}
+		ev := atoll.Event{Actor: "server config", Action: "drift.remediation.auto", Source: atoll.SourceAtoll,
+			Detail: fmt.Sprintf("repos entry %s (line %d) sets drift_detection remediation auto: its reconciles apply without an approval", e.IDString(), e.Drift.Line)}
+		if err := r.commit("audit auto remediation", func(ctx context.Context) error { return r.DB.AddEvent(ctx, ev) }); err != nil {
+			r.Logger.Warn("audit auto remediation", "err", err)
+		}
+	}
 }

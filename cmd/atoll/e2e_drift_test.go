@@ -273,3 +273,45 @@ func TestDriftReconcile(t *testing.T) {
 		t.Fatalf("pull request #1 got %d comments: the reconcile told it something", n)
 	}
 }
+
+// remediation: auto (server side only): a reconcile applies at once,
+// without an approval, and the audit log names the config entry that
+// turned it on.
+func TestDriftAutoRemediation(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "app.tfstate")
+	cfg := `{"repos":[{"id":"github.com/acme/infra","drift_detection":{"enabled":true,"schedule":"@daily","remediation":"auto"}}]}`
+	e := newE2EWith(t, map[string]string{"app/main.tf": driftProject(state, "v1")}, func(c *main.Config) { c.RepoConfigJSON = cfg })
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "main.tf"), []byte(driftProject(state, "v2")), 0o644)
+	terraformOutside(t, outside, "apply", "-auto-approve", "-input=false", "-no-color")
+
+	req, err := e.m.Runner.CheckDrift(context.Background(), atoll.DriftCheck{
+		Repo:   atoll.Repo{VCS: "github", Host: "github.com", Owner: "acme", Name: "infra", CloneURL: e.cloneURL},
+		Branch: "main", Reconcile: true, Projects: []string{"app"}, User: "alice", Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if _, err := e.m.Runner.DriftOutcome(ctx, req.ID); err != nil {
+		t.Fatal(err)
+	}
+	jobs, _ := e.m.DB.RequestJobs(context.Background(), req.ID)
+	if len(jobs) != 2 || jobs[1].Kind != atoll.JobApply || jobs[1].State != atoll.JobSucceeded {
+		t.Fatalf("an automatic reconcile: %+v", jobs)
+	}
+	if drift := checkDrift(t, e); len(drift) != 1 || drift[0].State != atoll.DriftInSync {
+		t.Fatalf("after it: %+v", *drift[0])
+	}
+	events, err := e.m.DB.AuditEvents(context.Background(), atoll.EventFilter{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ev := range events {
+		found = found || ev.Action == "drift.remediation.auto" && strings.Contains(ev.Detail, "repos entry github.com/acme/infra (line 1)")
+	}
+	if !found {
+		t.Fatalf("no audit event of the automatic remediation: %+v", events)
+	}
+}
