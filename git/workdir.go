@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -297,4 +298,22 @@ func (w *Workdirs) DefaultBranch(ctx context.Context, s Spec) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("default branch of %s: the remote names none", s.Key)
+}
+
+// ShowFile is path's content at commit sha in the repository's mirror
+// (fetched by ResolveBranch); fs.ErrNotExist when the commit has no such
+// file.
+func (w *Workdirs) ShowFile(ctx context.Context, s Spec, sha, path string) ([]byte, error) {
+	if !validKey(s.Key) || strings.HasPrefix(path, "/") || strings.Contains(path, "..") || strings.HasPrefix(sha, "-") {
+		return nil, fmt.Errorf("show file: invalid key, commit or path")
+	}
+	mirror := filepath.Join(w.Root, "mirrors", filepath.FromSlash(s.Key)+".git")
+	if _, err := w.run(ctx, mirror, nil, "cat-file", "-e", sha+":"+path); err != nil {
+		return nil, fs.ErrNotExist
+	}
+	out, err := w.run(ctx, mirror, nil, "cat-file", "blob", sha+":"+path)
+	if err != nil {
+		return nil, fmt.Errorf("show %s at %s: %w", path, short(sha), err)
+	}
+	return []byte(out), nil
 }

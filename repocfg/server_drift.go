@@ -269,3 +269,13 @@ func checkDriftBranch(b string) error {
 	}
 	return nil
 }
+
+// AllowsDriftOverride reports whether the repository's own config file may
+// set drift_detection (allowed_overrides: [drift_detection] in the last
+// matching entry that sets allowed_overrides).
+func (s *ServerConfig) AllowsDriftOverride(id string) bool {
+	if s == nil {
+		return false
+	}
+	return s.settings(id).allowed(KeyDriftDetection)
+}

@@ -40,9 +40,10 @@ func (r *Runner) startDriftSchedules() {
 		ctx := r.sched.jobCtx
 		t := time.NewTicker(tick)
 		defer t.Stop()
-		branches := map[int64]string{} // default branches, by repository
+		branches := map[int64]string{}     // default branches, by repository
+		files := map[int64]repoDriftFile{} // repository files' blocks, by repository
 		for {
-			if err := r.driftTick(ctx, branches); err != nil && ctx.Err() == nil {
+			if err := r.driftTick(ctx, branches, files); err != nil && ctx.Err() == nil {
 				r.Logger.Warn("drift schedules", "err", err)
 			}
 			select {
@@ -57,7 +58,7 @@ func (r *Runner) startDriftSchedules() {
 }
 
 // driftTick syncs the schedules with the config and queues the due checks.
-func (r *Runner) driftTick(ctx context.Context, branches map[int64]string) error {
+func (r *Runner) driftTick(ctx context.Context, branches map[int64]string, files map[int64]repoDriftFile) error {
 	repos, err := r.DB.Repos(ctx)
 	if err != nil {
 		return err
@@ -68,6 +69,9 @@ func (r *Runner) driftTick(ctx context.Context, branches map[int64]string) error
 			continue
 		}
 		s, ok := r.ServerConfig.DriftFor(serverRepoID(repo), "")
+		if f := r.repoDriftFile(ctx, repo, branches, files); f != nil {
+			s, ok = *f, true // the repository's own block, where allowed
+		}
 		if !ok || !s.Enabled {
 			continue
 		}
@@ -130,4 +134,70 @@ func (r *Runner) auditAutoRemediation() {
 			r.Logger.Warn("audit auto remediation", "err", err)
 		}
 	}
+}
+
+// repoDriftFile is a repository file's drift_detection block, as read at
+// the head of its default branch at most every repoDriftEvery.
+type repoDriftFile struct {
+	at       time.Time
+	settings *repocfg.DriftSettings
+}
+
+const repoDriftEvery = 5 * time.Minute
+
+// repoDriftFile is the drift_detection block in force for repo when its
+// own file sets one (allowed_overrides: [drift_detection]), else nil. It
+// reads the file from the mirror at the default branch's head, at most
+// every repoDriftEvery; a file Atoll refuses leaves the server's block.
+func (r *Runner) repoDriftFile(ctx context.Context, repo *atoll.Repo, branches map[int64]string, files map[int64]repoDriftFile) *repocfg.DriftSettings {
+	if f, ok := files[repo.ID]; ok && time.Since(f.at) < repoDriftEvery {
+		return f.settings
+	}
+	files[repo.ID] = repoDriftFile{at: time.Now()}
+	id := serverRepoID(repo)
+	if !r.ServerConfig.AllowsDriftOverride(id) {
+		return nil
+	}
+	p, err := r.provider(repo.VCS)
+	if err != nil {
+		return nil
+	}
+	remote, err := cloneRemote(ctx, &work{repo: repo, vcs: p})
+	if err != nil {
+		return nil
+	}
+	spec := git.Spec{Key: workdirKey(repo), Remote: remote}
+	branch := branches[repo.ID]
+	if branch == "" {
+		if branch, err = r.Workdirs.DefaultBranch(ctx, spec); err != nil {
+			return nil
+		}
+		branches[repo.ID] = branch
+	}
+	sha, err := r.Workdirs.ResolveBranch(ctx, spec, branch)
+	if err != nil {
+		r.Logger.Warn("drift schedule: repository file", "repo", repo.FullName(), "err", err)
+		return nil
+	}
+	names := repocfg.FileNames
+	if f := r.ServerConfig.ConfigFile(id); f != "" {
+		names = []string{f}
+	}
+	for _, name := range names {
+		data, err := r.Workdirs.ShowFile(ctx, spec, sha, name)
+		if err != nil {
+			continue
+		}
+		cfg, err := repocfg.Parse(data)
+		if err == nil {
+			cfg, err = r.ServerConfig.Merge(id, cfg)
+		}
+		if err != nil {
+			r.Logger.Warn("drift schedule: repository file refused", "repo", repo.FullName(), "file", name, "err", atoll.ErrorMessage(err))
+			return nil
+		}
+		files[repo.ID] = repoDriftFile{at: time.Now(), settings: cfg.Drift}
+		return cfg.Drift
+	}
+	return nil
 }

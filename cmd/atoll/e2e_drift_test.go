@@ -315,3 +315,25 @@ func TestDriftAutoRemediation(t *testing.T) {
 		t.Fatalf("no audit event of the automatic remediation: %+v", events)
 	}
 }
+
+// A repository's atlantis.yaml sets its drift schedule where the server
+// allows it (allowed_overrides: [drift_detection]): the active node reads
+// it from the default branch and keeps the schedule.
+func TestDriftScheduleFromRepositoryFile(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "app.tfstate")
+	cfg := `{"repos":[{"id":"github.com/acme/infra","allowed_overrides":["drift_detection"]}]}`
+	e := newE2EWith(t, map[string]string{
+		"app/main.tf":   driftProject(state, "v1"),
+		"atlantis.yaml": "version: 3\ndrift_detection:\n  enabled: true\n  schedule: \"0 6 * * 1-5\"\n",
+	}, func(c *main.Config) { c.RepoConfigJSON = cfg })
+	// A webhook makes the repository known.
+	e.open(1, "noop", map[string]string{"README.md": "x\n"}, "README.md")
+	var got []*atoll.DriftSchedule
+	eventually(t, 40*time.Second, "the repository's schedule", func() bool {
+		got, _ = e.m.DB.DriftSchedules(context.Background())
+		return len(got) == 1
+	})
+	if got[0].Branch != "main" || got[0].Schedule != "0 6 * * 1-5" || got[0].NextDueAt.Hour() != 6 {
+		t.Fatalf("schedule %+v", *got[0])
+	}
+}
