@@ -109,6 +109,12 @@ type DriftProject struct {
 	// ChangedOutside: Terraform found objects changed outside of it.
 	ChangedOutside bool   `json:"changed_outside"`
 	Error          string `json:"error,omitempty"`
+	// PendingPlanID is the newest plan of the project on the branch's
+	// drift target neither applied nor discarded (0: none), and
+	// PendingPlanSHA256 its hash: what a reconcile's apply applies, once
+	// approved.
+	PendingPlanID     int64  `json:"pending_plan_id,omitempty"`
+	PendingPlanSHA256 string `json:"-"`
 }
 
 // DriftFilter selects drift states; zero fields match anything.

@@ -60,6 +60,23 @@ func (l Links) Drift(repo, state string) string {
 	return l.Base + "/drift?" + q.Encode()
 }
 
+// DriftHistory is the drift page of repository repo with the history of
+// project projectID's checks at branch.
+func (l Links) DriftHistory(repo string, projectID int64, branch string) string {
+	return l.Base + "/drift?repo=" + url.QueryEscape(repo) + "&project=" + strconv.FormatInt(projectID, 10) + "&branch=" + url.QueryEscape(branch)
+}
+
+// DriftCheck is where the drift page's "Check now" buttons post.
+func (l Links) DriftCheck() string { return l.Base + "/drift/check" }
+
+// DriftReconcile is where the drift page's "Reconcile" buttons post (a
+// fresh plan to approve, then apply).
+func (l Links) DriftReconcile() string { return l.Base + "/drift/reconcile" }
+
+// DriftApply is where the drift page's "Apply" buttons post (an approved
+// reconcile plan's apply).
+func (l Links) DriftApply() string { return l.Base + "/drift/apply" }
+
 // PullCommands is where the pull request page's Plan and Apply buttons
 // post.
 func (l Links) PullCommands(repo string, number int) string {

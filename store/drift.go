@@ -148,12 +148,19 @@ func (db *DB) RecordDrift(ctx context.Context, requestID int64, results []atoll.
 	})
 }
 
-// DriftProjects lists the projects' drift states.
+// DriftProjects lists the projects' drift states, each with the newest
+// pending plan of its project on the branch's drift target (a reconcile
+// waits for its approval and apply).
 func (db *DB) DriftProjects(ctx context.Context, f atoll.DriftFilter) ([]*atoll.DriftProject, error) {
 	q := `SELECT d.project_id, r.owner || '/' || r.name, pr.name, pr.dir, pr.workspace, d.branch, d.state, d.since, d.checked_at,
-			d.job_id, COALESCE(j.request_id, 0), d.head_sha, d.to_add, d.to_change, d.to_destroy, d.to_import, d.to_forget, d.changed_outside, d.error
+			d.job_id, COALESCE(j.request_id, 0), d.head_sha, d.to_add, d.to_change, d.to_destroy, d.to_import, d.to_forget, d.changed_outside, d.error,
+			COALESCE(pl.id, 0), COALESCE(pl.sha256, '')
 		FROM drift_projects d JOIN projects pr ON pr.id = d.project_id JOIN repos r ON r.id = pr.repo_id
-		JOIN jobs j ON j.id = d.job_id WHERE 1 = 1`
+		JOIN jobs j ON j.id = d.job_id
+		LEFT JOIN pulls t ON t.repo_id = pr.repo_id AND t.state = '` + atoll.PullDrift + `' AND t.head_ref = d.branch
+		LEFT JOIN plans pl ON pl.id = (SELECT MAX(id) FROM plans WHERE pull_id = t.id AND project_id = d.project_id
+			AND applied_at IS NULL AND discarded_at IS NULL)
+		WHERE 1 = 1`
 	var args []any
 	if f.Repo != "" {
 		q, args = q+` AND r.owner || '/' || r.name = ?`, append(args, f.Repo)
@@ -169,7 +176,8 @@ func (db *DB) DriftProjects(ctx context.Context, f atoll.DriftFilter) ([]*atoll.
 		var d atoll.DriftProject
 		var since, checked int64
 		if err := s.Scan(&d.ProjectID, &d.Repo, &d.Project, &d.Dir, &d.Workspace, &d.Branch, &d.State, &since, &checked,
-			&d.JobID, &d.RequestID, &d.HeadSHA, &d.Add, &d.Change, &d.Destroy, &d.Import, &d.Forget, &d.ChangedOutside, &d.Error); err != nil {
+			&d.JobID, &d.RequestID, &d.HeadSHA, &d.Add, &d.Change, &d.Destroy, &d.Import, &d.Forget, &d.ChangedOutside, &d.Error,
+			&d.PendingPlanID, &d.PendingPlanSHA256); err != nil {
 			return nil, err
 		}
 		d.Since, d.CheckedAt = fromTS(since), fromTS(checked)

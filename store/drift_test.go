@@ -247,3 +247,58 @@ func TestDriftSchedules(t *testing.T) {
 		t.Fatalf("removed: %+v", s)
 	}
 }
+
+// DriftProjects gives each project its newest pending plan on the
+// branch's drift target (a reconcile's, to approve and apply): not a pull
+// request's plan of the project, nor an applied one.
+func TestDriftProjectsPendingPlan(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	f := seed(t, db, 7)
+	req, err := db.QueueDrift(ctx, atoll.DriftCheck{Repo: infra, Branch: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func(pullID int64) *atoll.Plan {
+		t.Helper()
+		var p *atoll.Plan
+		err := db.Update(ctx, func(tx *store.Tx) error {
+			j := &atoll.Job{Kind: atoll.JobPlan, RequestID: req.ID, PullID: pullID, ProjectID: f.projectID, HeadSHA: "abc"}
+			if err := tx.InsertJob(j); err != nil {
+				return err
+			}
+			p = &atoll.Plan{JobID: j.ID, PullID: pullID, ProjectID: f.projectID, HeadSHA: "abc", File: []byte(fmt.Sprint("plan ", j.ID)), ShowJSON: []byte("{}")}
+			return tx.InsertUnlockedPlan(p)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	get := func() *atoll.DriftProject {
+		t.Helper()
+		ds, err := db.DriftProjects(ctx, atoll.DriftFilter{Repo: "acme/infra"})
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("drift %v, %v", ds, err)
+		}
+		return ds[0]
+	}
+	checked := plan(req.PullID)
+	if err := db.RecordDrift(ctx, req.ID, []atoll.DriftResult{{JobID: checked.JobID, ProjectID: f.projectID, State: atoll.DriftDrifted, Add: 1}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := get(); d.PendingPlanID != checked.ID || d.PendingPlanSHA256 != checked.SHA256 {
+		t.Fatalf("the check's plan: %+v, want plan %d", d, checked.ID)
+	}
+	plan(f.pullID) // a pull request's plan of the project
+	reconcile := plan(req.PullID)
+	if d := get(); d.PendingPlanID != reconcile.ID || d.PendingPlanSHA256 != reconcile.SHA256 {
+		t.Fatalf("the reconcile's plan: %+v, want plan %d", d, reconcile.ID)
+	}
+	if err := db.Update(ctx, func(tx *store.Tx) error { return tx.MarkUnlockedPlanApplied(reconcile.ID) }); err != nil {
+		t.Fatal(err)
+	}
+	if d := get(); d.PendingPlanID != 0 || d.PendingPlanSHA256 != "" {
+		t.Fatalf("after the apply: %+v", d)
+	}
+}

@@ -1,6 +1,8 @@
 package templates
 
 import (
+	"strings"
+
 	"github.com/atollhq/atoll"
 )
 
@@ -23,6 +25,40 @@ type DriftPage struct {
 	// (an operator): each repository's branch and project has its "Check
 	// now" button.
 	CanCheck bool
+	// History is the checks of one project at one branch (?project= and
+	// ?branch=), shown above the table; nil when none was asked for.
+	History *DriftHistory
+	// Approved are the pending reconcile plans (DriftProject's
+	// PendingPlanID) whose newest decision approves them: their rows get
+	// an "Apply" button (operators).
+	Approved map[int64]bool
+}
+
+// DriftHistory is a project's last checks at a branch, newest first.
+// Name is the project's name (or dir), "project <id>" when the page does
+// not know it.
+type DriftHistory struct {
+	ProjectID int64
+	Name      string
+	Branch    string
+	Checks    []*atoll.DriftCheckRecord
+}
+
+// DriftHistoryPath is the drift page of repo with project projectID's
+// history at branch.
+func DriftHistoryPath(repo string, projectID int64, branch string) string {
+	return paths.DriftHistory(repo, projectID, branch)
+}
+
+// DriftCheckPath, DriftReconcilePath and DriftApplyPath are where the
+// drift page's buttons post.
+func DriftCheckPath() string     { return paths.DriftCheck() }
+func DriftReconcilePath() string { return paths.DriftReconcile() }
+func DriftApplyPath() string     { return paths.DriftApply() }
+
+// driftCheckSummary is a past check's counts as a plan summary.
+func driftCheckSummary(c *atoll.DriftCheckRecord) *atoll.Summary {
+	return &atoll.Summary{Add: c.Add, Change: c.Change, Destroy: c.Destroy}
 }
 
 // DriftCount is how many projects are in a drift state.
@@ -94,9 +130,9 @@ func driftBadge(state string) string {
 // DriftPath is the drift page with filters repo and state.
 func DriftPath(repo, state string) string { return paths.Drift(repo, state) }
 
-// driftProjectName names a project: its name, else its dir, with its
+// DriftProjectName names a project: its name, else its dir, with its
 // workspace unless default.
-func driftProjectName(p *atoll.DriftProject) string {
+func DriftProjectName(p *atoll.DriftProject) string {
 	s := p.Project
 	if s == "" {
 		s = p.Dir
@@ -125,8 +161,27 @@ func driftSummary(p *atoll.DriftProject) *atoll.Summary {
 // with the page's filters.
 func driftSectionPath(d DriftPage) string {
 	p := DriftPath(d.Repo, d.State)
-	if d.Repo == "" && d.State == "" {
+	if d.History != nil {
+		p = DriftHistoryPath(d.Repo, d.History.ProjectID, d.History.Branch)
+		if d.State != "" {
+			p += "&state=" + d.State
+		}
+	}
+	if !strings.Contains(p, "?") {
 		return p + "?section=" + SectionDrift
 	}
 	return p + "&section=" + SectionDrift
+}
+
+// driftBack is where the drift page's forms come back to: the page as
+// shown (its filters and history).
+func driftBack(d DriftPage) string {
+	if d.History != nil {
+		p := DriftHistoryPath(d.Repo, d.History.ProjectID, d.History.Branch)
+		if d.State != "" {
+			p += "&state=" + d.State
+		}
+		return p
+	}
+	return DriftPath(d.Repo, d.State)
 }

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/templates"
@@ -12,13 +14,21 @@ import (
 func (s *Server) driftPageRoutes(mux *routeMux) {
 	mux.HandleFunc("GET /drift", s.handleDriftPage)
 	mux.HandleFunc("POST /drift/check", s.require(atoll.RoleOperator, s.handleDriftCheck))
+	mux.HandleFunc("POST /drift/reconcile", s.require(atoll.RoleOperator, s.handleDriftReconcile))
+	mux.HandleFunc("POST /drift/apply", s.require(atoll.RoleOperator, s.handleDriftApply))
 }
+
+// driftHistoryLimit is how many of a project's checks its history shows.
+const driftHistoryLimit = 50
 
 // handleDriftPage shows every project's drift state (any signed-in user),
 // filtered by ?repo=owner/name and ?state=in_sync|drifted|failed; with
 // ?section=drift the content alone, for live.js to swap in place when a
-// drift state was recorded. Operators get "Check now" buttons when the
-// server runs drift checks.
+// drift state was recorded. With ?project=ID&branch=B, the history of
+// that project's checks at B above the table (a bad id: 400). Operators
+// get "Check now" buttons when the server runs drift checks, and on a
+// drifted project "Reconcile", then "Apply" once its pending plan is
+// approved.
 func (s *Server) handleDriftPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
@@ -36,6 +46,16 @@ func (s *Server) handleDriftPage(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Projects = projects
 	d.CanCheck = s.Drift != nil && d.Meta.User != nil && d.Meta.User.Role.Allows(atoll.RoleOperator)
+	if q.Has("project") || q.Has("branch") {
+		if d.History, err = s.driftHistory(ctx, projects, q.Get("project"), q.Get("branch")); err != nil {
+			s.pageError(w, r, err)
+			return
+		}
+	}
+	if d.Approved, err = s.approvedReconciles(ctx, projects); err != nil {
+		s.pageError(w, r, err)
+		return
+	}
 	switch section := q.Get("section"); section {
 	case "":
 		s.renderPage(w, r, http.StatusOK, templates.Drift(d))
@@ -93,4 +113,52 @@ func (s *Server) handleDriftCheck(w http.ResponseWriter, r *http.Request) {
 	}
 	msg := "Drift check of " + what + " queued."
 	s.done(w, r, back, msg, nil, driftCheckResult{Message: msg, Request: req})
+}
+
+// driftHistory is the history of project id (a decimal project id) at
+// branch; its name comes from projects, the page's drift states. An
+// unknown project has an empty history.
+func (s *Server) driftHistory(ctx context.Context, projects []*atoll.DriftProject, id, branch string) (*templates.DriftHistory, error) {
+	projectID, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || projectID <= 0 {
+		return nil, atoll.Errorf(atoll.EINVALID, "No project %q: a history needs a project id (project=ID) and a branch.", id)
+	}
+	if branch == "" {
+		return nil, atoll.Errorf(atoll.EINVALID, "A project's history needs a branch (branch=B).")
+	}
+	h := &templates.DriftHistory{ProjectID: projectID, Branch: branch, Name: "project " + id}
+	for _, p := range projects {
+		if p.ProjectID == projectID {
+			h.Name = templates.DriftProjectName(p)
+			break
+		}
+	}
+	if h.Checks, err = s.DB.DriftHistory(ctx, projectID, branch, driftHistoryLimit); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// approvedReconciles are the pending reconcile plans of the drifted
+// projects whose newest decision approves them (now): those can be
+// applied.
+func (s *Server) approvedReconciles(ctx context.Context, projects []*atoll.DriftProject) (map[int64]bool, error) {
+	var out map[int64]bool
+	now := s.now()
+	for _, p := range projects {
+		if p.State != atoll.DriftDrifted || p.PendingPlanID == 0 {
+			continue
+		}
+		a, err := s.DB.PlanDecision(ctx, p.PendingPlanID)
+		if err != nil {
+			return nil, err
+		}
+		if a.Approves(p.PendingPlanSHA256, now) {
+			if out == nil {
+				out = map[int64]bool{}
+			}
+			out[p.PendingPlanID] = true
+		}
+	}
+	return out, nil
 }

@@ -132,6 +132,7 @@ func routeMatrix(f *authFixture, t *testing.T) []matrixRoute {
 		{pattern: "GET /workers", path: "/workers", want: reads}, // no worker pools: the page says so
 		{pattern: "GET /drift", path: "/drift", want: reads},
 		{pattern: "GET /drift", path: "/drift?section=drift&state=drifted", want: reads},
+		{pattern: "GET /drift", path: "/drift?repo=acme/infra&project=1&branch=main", want: reads},
 
 		// Actions of an operator: plan, apply, comment, approve, reject,
 		// unlock.
@@ -155,6 +156,8 @@ func routeMatrix(f *authFixture, t *testing.T) []matrixRoute {
 		{pattern: "POST /api/v1/plans/{id}/approvals", path: "/api/v1/plans/" + plan + "/approvals", body: `{"decision":"approve"}`, okPath: "/api/v1/plans/999999/approvals", want: operatorOnly(404)},
 		// No drift checks on this server: 404 past the gate.
 		{pattern: "POST /drift/check", path: "/drift/check", body: "repo=acme/infra&branch=main", want: operatorOnly(404)},
+		{pattern: "POST /drift/reconcile", path: "/drift/reconcile", body: "repo=acme/infra&branch=main&project=app", want: operatorOnly(404)},
+		{pattern: "POST /drift/apply", path: "/drift/apply", body: "repo=acme/infra&branch=main&project=app", want: operatorOnly(404)},
 		{pattern: "POST /locks/unlock", path: "/locks/unlock", body: "id=" + lock + "&confirm=1", okBy: "id=999999&confirm=1", want: operatorOnly(404)},
 
 		// Actions of an admin: the freeze, users and tokens.
