@@ -30,13 +30,20 @@ func benchDriftProjects(b *testing.B) int {
 }
 
 // BenchmarkDriftBacklogPRLatency: a repository of N tiny terraform_data
-// projects (ATOLL_BENCH_DRIFT_PROJECTS, default 500) with one drift check
-// per project queued (N drift requests: one check of every project would be
-// a single request, holding a single scheduler slot, and nothing would
-// queue behind it), on a server with --parallelism 1, so the only worker is
-// always busy with the drift backlog. Pull requests are then opened one at
-// a time (ATOLL_BENCH_DRIFT_PULLS, default 10), each changing its own
-// project, and for each the benchmark reads its request from the store:
+// projects (ATOLL_BENCH_DRIFT_PROJECTS, default 500) with a drift backlog
+// queued, then pull requests opened one at a time (ATOLL_BENCH_DRIFT_PULLS,
+// default 10), each changing its own project. Two backlogs:
+//
+//   - per-project: one drift check per project (N drift requests of main)
+//     on a server with --parallelism 1, so the only worker is always busy
+//     with the backlog and each pull request waits for the check in flight:
+//     this is what tests the claim order (pull requests before drift);
+//   - one-check: one drift check of all N projects (one request, holding
+//     one scheduler slot while its N plans run, up to --parallelism at
+//     once) on a server with --parallelism 2: the second worker is free,
+//     so a pull request should start at once.
+//
+// For each pull request the benchmark reads its request from the store:
 //
 //   - worker-free-to-start: the request's started_at minus the moment a
 //     worker was free for it, max(its created_at, the latest finished_at
@@ -46,6 +53,11 @@ func benchDriftProjects(b *testing.B) int {
 //   - drift-ahead: the drift requests that started between the pull
 //     request's created_at and started_at, i.e. ran ahead of it (want 0).
 func BenchmarkDriftBacklogPRLatency(b *testing.B) {
+	b.Run("backlog=per-project", func(b *testing.B) { driftBacklog(b, true, 1) })
+	b.Run("backlog=one-check", func(b *testing.B) { driftBacklog(b, false, 2) })
+}
+
+func driftBacklog(b *testing.B, perProject bool, parallelism int) {
 	testEnv(b)
 	projects := benchDriftProjects(b)
 	pulls := 10
@@ -63,23 +75,41 @@ func BenchmarkDriftBacklogPRLatency(b *testing.B) {
 		m := startMain(b, b.TempDir(), func(c *main.Config) {
 			c.GHToken, c.GHUser, c.GHWebhookSecret, c.GHAPIURL = "gh-test-token", "atoll-bot", webhookSecret, gh.URL+"/"
 			c.RepoAllowlist = "github.com/acme/*"
-			c.Parallelism = 1 // one worker: always busy with the backlog
+			c.Parallelism = parallelism
 			c.LogLevel = "error"
 		})
 		r := atoll.Repo{VCS: "github", Host: "github.com", Owner: "acme", Name: "infra", CloneURL: cloneURL}
 		var drifts []int64
-		for i := 0; i < projects; i++ {
-			req, err := m.Runner.CheckDrift(ctx, atoll.DriftCheck{Repo: r, Branch: "main", Projects: []string{fmt.Sprintf("p%d", i)}, User: "bench", Source: "bench"})
+		queue := func(names ...string) {
+			req, err := m.Runner.CheckDrift(ctx, atoll.DriftCheck{Repo: r, Branch: "main", Projects: names, User: "bench", Source: "bench"})
 			if err != nil {
 				b.Fatal(err)
 			}
 			drifts = append(drifts, req.ID)
 		}
-		// The backlog is running: the first drift check has finished.
-		eventually(b, 2*time.Minute, "the first drift check done", func() bool {
-			q, err := m.DB.Request(ctx, drifts[0])
-			return err == nil && q.State == atoll.RequestDone
-		})
+		if perProject {
+			for i := 0; i < projects; i++ {
+				queue(fmt.Sprintf("p%d", i))
+			}
+			// The backlog is running: the first drift check has finished.
+			eventually(b, 2*time.Minute, "the first drift check done", func() bool {
+				q, err := m.DB.Request(ctx, drifts[0])
+				return err == nil && q.State == atoll.RequestDone
+			})
+		} else {
+			queue()
+			// The check is running: its first plans have finished.
+			eventually(b, 2*time.Minute, "the drift check's first plans done", func() bool {
+				jobs, err := m.DB.RequestJobs(ctx, drifts[0])
+				done := 0
+				for _, j := range jobs {
+					if j.State == atoll.JobSucceeded {
+						done++
+					}
+				}
+				return err == nil && done >= parallelism
+			})
+		}
 		b.StartTimer()
 		var prReqs []int64
 		for i := 0; i < pulls; i++ {
@@ -143,8 +173,8 @@ func BenchmarkDriftBacklogPRLatency(b *testing.B) {
 		b.ReportMetric(float64(maxDuration(free).Microseconds())/1000, "worker-free-to-start-max-ms")
 		report(b, "queued-to-start", queued)
 		b.ReportMetric(float64(ahead), "drift-ahead")
-		b.ReportMetric(float64(driftDone), "drift-checks-done")
-		b.ReportMetric(float64(projects), "drift-checks-queued")
+		b.ReportMetric(float64(driftDone), "drift-requests-done")
+		b.ReportMetric(float64(len(drifts)), "drift-requests-queued")
 		// The checks that ran did check (a check that fails at once would
 		// leave the worker free and measure nothing).
 		states, err := m.DB.DriftProjects(ctx, atoll.DriftFilter{Repo: "acme/infra"})
@@ -155,6 +185,22 @@ func BenchmarkDriftBacklogPRLatency(b *testing.B) {
 			if d.State != atoll.DriftDrifted || d.Add != 1 {
 				b.Fatalf("drift of %s: %+v", d.Dir, *d)
 			}
+		}
+		if !perProject {
+			// The one check was still running its plans all along.
+			jobs, err := m.DB.RequestJobs(ctx, drifts[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			done := 0
+			for _, j := range jobs {
+				if j.State == atoll.JobSucceeded {
+					done++
+				} else if j.State == atoll.JobFailed {
+					b.Fatalf("drift job %d failed: %s", j.ID, j.Error)
+				}
+			}
+			b.ReportMetric(float64(done), "drift-plans-done")
 		}
 		if ahead > 0 {
 			b.Errorf("%d drift checks started ahead of a queued pull request", ahead)
