@@ -105,6 +105,8 @@ bench: $(TERRAFORM)
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench WorkerPoolPlans -benchtime 1x -timeout 30m ./cmd/atoll
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench KubeVsPoolOverhead -benchtime 10x -timeout 30m ./cmd/atoll
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench KubePlans -benchtime 1x -timeout 30m ./cmd/atoll
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench DriftBacklogPRLatency -benchtime 1x -count 3 -timeout 30m ./cmd/atoll
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench DriftPage -benchtime 50x -count 3 -timeout 30m ./cmd/atoll
 
 generate:
 	$(GO) tool templ generate
