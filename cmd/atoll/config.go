@@ -76,6 +76,9 @@ type Config struct {
 	ApprovalTTL  time.Duration
 	// WorkerLease is a worker's claim's lease (--worker-lease).
 	WorkerLease time.Duration
+	// DriftParallelism bounds the drift checks that run at once
+	// (--drift-parallelism).
+	DriftParallelism int
 	// DefaultExecutionPool is the pool of repositories whose repo config
 	// entry names none (--default-execution-pool; "" is local).
 	DefaultExecutionPool string

@@ -279,6 +279,12 @@ func (c *Config) options() []option {
 		opt("enable-profiling-api", boolean(&c.EnableProfilingAPI, false), "serve net/http/pprof under /debug/pprof/ to admins"),
 		opt("enable-drift-detection", boolean(&c.EnableDriftDetection, false), "serve Atlantis's drift API: /api/drift/status and /api/drift/detect, and plan-only /api/drift/remediate (API token or --api-secret)"),
 		opt("enable-drift-remediation", boolean(&c.EnableDriftRemediation, false), "accept action apply on /api/drift/remediate (needs --enable-drift-detection)"),
+		opt("drift-parallelism", integer(&c.DriftParallelism, 1).checked(func(n int) error {
+			if n < 1 {
+				return fmt.Errorf("--drift-parallelism must be at least 1")
+			}
+			return nil
+		}), "drift checks run at once at most (pull requests' work always goes first)"),
 		opt("log-level", text(&c.LogLevel, "info").checked(checkLogLevel), "debug, info, warn or error"),
 		opt("demo-vcs", text(&c.DemoVCS, ""), "with --demo, name the demo repository as this host would: azuredevops gives demo-org/demo-project/infra (still a local repository)"),
 		opt("node-id", text(&c.NodeID, ""), "this node's name (default FLY_MACHINE_ID or the hostname)"),

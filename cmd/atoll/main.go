@@ -214,6 +214,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.DB = store.NewDB(filepath.Join(dataDir, "atoll.db"))
+	m.DB.DriftSlots = c.DriftParallelism
 	m.Changes = inmem.NewChanges()
 	m.DB.Changes = m.Changes
 	// A node of a pair opens its database when it becomes the active one.
