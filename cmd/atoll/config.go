@@ -31,6 +31,9 @@ type Config struct {
 	// /api/drift routes (--enable-drift-detection, --enable-drift-remediation).
 	EnableDriftDetection   bool
 	EnableDriftRemediation bool
+	// DriftTick is how often the active node looks at the drift schedules
+	// (--drift-tick; for tests: a schedule fires at most once a minute).
+	DriftTick time.Duration
 
 	GHUser          string
 	GHToken         string

@@ -285,6 +285,12 @@ func (c *Config) options() []option {
 			}
 			return nil
 		}), "drift checks run at once at most (pull requests' work always goes first)"),
+		opt("drift-tick", duration(&c.DriftTick, 10*time.Second).checked(func(d time.Duration) error {
+			if d < time.Second {
+				return errors.New("--drift-tick must be at least 1s")
+			}
+			return nil
+		}), "how often the active node looks for due drift checks of the server-side repo config's drift_detection schedules (for tests; the default suits every schedule)"),
 		opt("log-level", text(&c.LogLevel, "info").checked(checkLogLevel), "debug, info, warn or error"),
 		opt("demo-vcs", text(&c.DemoVCS, ""), "with --demo, name the demo repository as this host would: azuredevops gives demo-org/demo-project/infra (still a local repository)"),
 		opt("node-id", text(&c.NodeID, ""), "this node's name (default FLY_MACHINE_ID or the hostname)"),

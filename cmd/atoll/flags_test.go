@@ -124,6 +124,7 @@ func TestFlagBadValues(t *testing.T) {
 		"log-level":              "verbose",
 		"default-execution-pool": "GPU pool",
 		"kube-schedule-timeout":  "10ms",
+		"drift-tick":             "500ms",
 	}
 	var c Config
 	for _, o := range c.options() {

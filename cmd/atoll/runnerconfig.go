@@ -66,6 +66,7 @@ func (c *Config) runnerConfig(publicURL string, log *slog.Logger) (runner.Config
 		EmojiReaction:              c.EmojiReaction,
 		TeamAllowlist:              c.GHTeamAllowlist,
 		RestrictFileList:           c.RestrictFileList,
+		DriftTick:                  c.DriftTick,
 	}, nil
 }
 
