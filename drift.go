@@ -225,3 +225,18 @@ type DriftCheckRecord struct {
 	Error          string    `json:"error,omitempty"`
 	CheckedAt      time.Time `json:"checked_at"`
 }
+
+// DriftSelection is what a drift request's comment column holds: the
+// projects it checks (none: all, or those Globs select) and what it does
+// with them.
+type DriftSelection struct {
+	Projects []string    `json:"projects,omitempty"`
+	Paths    []DriftPath `json:"paths,omitempty"`
+	// Globs select projects by name or dir (a schedule's projects).
+	Globs []string `json:"globs,omitempty"`
+	// PlanOnly records no drift state (a plan-only remediation).
+	PlanOnly bool `json:"plan_only,omitempty"`
+	// Reconcile and Apply: a reconcile's plans and their apply.
+	Reconcile bool `json:"reconcile,omitempty"`
+	Apply     bool `json:"apply,omitempty"`
+}

@@ -192,17 +192,12 @@ func (w *Workdirs) merge(ctx context.Context, dir string, s Spec) error {
 
 // syncMirror makes sure the mirror has s.HeadSHA, fetching only when needed.
 func (w *Workdirs) syncMirror(ctx context.Context, s Spec) (string, error) {
-	mirror := filepath.Join(w.Root, "mirrors", filepath.FromSlash(s.Key)+".git")
 	lock := w.mirrorLock(s.Key)
 	lock.Lock()
 	defer lock.Unlock()
-	if _, err := os.Stat(mirror); err != nil {
-		if err := os.MkdirAll(mirror, 0o755); err != nil {
-			return "", fmt.Errorf("mirror: %w", err)
-		}
-		if _, err := w.run(ctx, mirror, nil, "init", "--quiet", "--bare"); err != nil {
-			return "", fmt.Errorf("mirror init: %w", err)
-		}
+	mirror, err := w.initMirror(ctx, s.Key)
+	if err != nil {
+		return "", err
 	}
 	if w.hasCommit(ctx, mirror, s.HeadSHA) && (w.Strategy != StrategyMerge || s.BaseRef == "") {
 		return mirror, nil
@@ -261,17 +256,12 @@ func (w *Workdirs) ResolveBranch(ctx context.Context, s Spec, branch string) (st
 	if _, err := run(ctx, nil, "", nil, "check-ref-format", ref); err != nil || strings.HasPrefix(branch, "-") {
 		return "", fmt.Errorf("resolve branch %q: not a branch name git accepts", branch)
 	}
-	mirror := filepath.Join(w.Root, "mirrors", filepath.FromSlash(s.Key)+".git")
 	lock := w.mirrorLock(s.Key)
 	lock.Lock()
 	defer lock.Unlock()
-	if _, err := os.Stat(mirror); err != nil {
-		if err := os.MkdirAll(mirror, 0o755); err != nil {
-			return "", fmt.Errorf("mirror: %w", err)
-		}
-		if _, err := w.run(ctx, mirror, nil, "init", "--quiet", "--bare"); err != nil {
-			return "", fmt.Errorf("mirror init: %w", err)
-		}
+	mirror, err := w.initMirror(ctx, s.Key)
+	if err != nil {
+		return "", err
 	}
 	if _, err := w.run(ctx, mirror, s.Remote.Env, "fetch", "--quiet", "--prune", s.Remote.URL, "+refs/heads/*:refs/heads/*"); err != nil {
 		return "", fmt.Errorf("fetch %s: %w", s.Key, err)
@@ -316,4 +306,20 @@ func (w *Workdirs) ShowFile(ctx context.Context, s Spec, sha, path string) ([]by
 		return nil, fmt.Errorf("show %s at %s: %w", path, short(sha), err)
 	}
 	return []byte(out), nil
+}
+
+// initMirror is the path of the repository's bare mirror, made empty if
+// missing (its lock held).
+func (w *Workdirs) initMirror(ctx context.Context, key string) (string, error) {
+	mirror := filepath.Join(w.Root, "mirrors", filepath.FromSlash(key)+".git")
+	if _, err := os.Stat(mirror); err == nil {
+		return mirror, nil
+	}
+	if err := os.MkdirAll(mirror, 0o755); err != nil {
+		return "", fmt.Errorf("mirror: %w", err)
+	}
+	if _, err := w.run(ctx, mirror, nil, "init", "--quiet", "--bare"); err != nil {
+		return "", fmt.Errorf("mirror init: %w", err)
+	}
+	return mirror, nil
 }

@@ -124,7 +124,7 @@ func (r *Runner) autoRemediation(w *work) bool {
 // driftApply applies the pending reconcile plans of the projects sel names
 // (all of them for an automatic reconcile), under their locks: a project a
 // pull request holds is not applied. The locks go back when it ends.
-func (r *Runner) driftApply(ctx context.Context, w *work, sel driftSel) error {
+func (r *Runner) driftApply(ctx context.Context, w *work, sel atoll.DriftSelection) error {
 	jobs, err := r.DB.RequestJobs(ctx, w.req.ID)
 	if err != nil {
 		return err
@@ -147,7 +147,7 @@ func (r *Runner) driftApply(ctx context.Context, w *work, sel driftSel) error {
 				return err
 			}
 			named := len(sel.Projects) > 0 || len(sel.Paths) > 0
-			if named && !sel.selects(repocfg.Project{Name: pj.Project, Dir: pj.Dir, Workspace: pj.Workspace}) {
+			if named && !driftSelects(sel, repocfg.Project{Name: pj.Project, Dir: pj.Dir, Workspace: pj.Workspace}) {
 				continue
 			}
 			if p.Summary.NoChanges() {
@@ -244,7 +244,7 @@ func (r *Runner) resolveDrift(ctx context.Context, w *work) ([]*atoll.Job, error
 				return nil, atoll.Errorf(atoll.EINVALID, "No project %q at the head of %s.", name, w.pull.HeadRef)
 			}
 		}
-		projects = slices.DeleteFunc(projects, func(p repocfg.Project) bool { return !sel.selects(p) })
+		projects = slices.DeleteFunc(projects, func(p repocfg.Project) bool { return !driftSelects(sel, p) })
 	}
 	if len(sel.Globs) > 0 {
 		projects = slices.DeleteFunc(projects, func(p repocfg.Project) bool {
@@ -261,20 +261,9 @@ func (r *Runner) resolveDrift(ctx context.Context, w *work) ([]*atoll.Job, error
 	return jobs, r.DB.QueueProjectJobs(ctx, w.repo.ID, jobs)
 }
 
-// driftSel is what a drift request's comment column holds (the store's
-// DriftSelection): the projects it checks (none: all), and whether its
-// results are recorded.
-type driftSel struct {
-	Projects  []string          `json:"projects"`
-	Paths     []atoll.DriftPath `json:"paths"`
-	PlanOnly  bool              `json:"plan_only"`
-	Reconcile bool              `json:"reconcile"`
-	Apply     bool              `json:"apply"`
-	Globs     []string          `json:"globs"`
-}
-
-func driftSelection(req *atoll.Request) (driftSel, error) {
-	var sel driftSel
+// driftSelection is drift request req's selection.
+func driftSelection(req *atoll.Request) (atoll.DriftSelection, error) {
+	var sel atoll.DriftSelection
 	if req.Comment != "" {
 		if err := json.Unmarshal([]byte(req.Comment), &sel); err != nil {
 			return sel, atoll.Errorf(atoll.EINTERNAL, "drift request %d: %v", req.ID, err)
@@ -283,9 +272,9 @@ func driftSelection(req *atoll.Request) (driftSel, error) {
 	return sel, nil
 }
 
-// selects reports whether p is named: by name or dir among Projects, or
-// by dir and workspace (default: the default workspace) among Paths.
-func (s driftSel) selects(p repocfg.Project) bool {
+// driftSelects reports whether p is named: by name or dir among Projects,
+// or by dir and workspace (default: the default workspace) among Paths.
+func driftSelects(s atoll.DriftSelection, p repocfg.Project) bool {
 	if slices.Contains(s.Projects, p.Name) || slices.Contains(s.Projects, p.Dir) {
 		return true
 	}

@@ -27,7 +27,7 @@ func TestDriftSelection(t *testing.T) {
 		{repocfg.Project{Dir: "db", Workspace: "default"}, false},
 		{repocfg.Project{Dir: "other", Workspace: "default"}, false},
 	} {
-		if got := sel.selects(c.p); got != c.want {
+		if got := driftSelects(sel, c.p); got != c.want {
 			t.Errorf("selects(%+v) = %v, want %v", c.p, got, c.want)
 		}
 	}

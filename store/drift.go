@@ -12,19 +12,6 @@ import (
 	"github.com/atollhq/atoll"
 )
 
-// DriftSelection is what a drift request's comment column holds: the
-// projects it checks (none: all).
-type DriftSelection struct {
-	Projects []string          `json:"projects,omitempty"`
-	Paths    []atoll.DriftPath `json:"paths,omitempty"`
-	PlanOnly bool              `json:"plan_only,omitempty"`
-	// Reconcile and Apply: a reconcile's plans and their apply.
-	Reconcile bool `json:"reconcile,omitempty"`
-	Apply     bool `json:"apply,omitempty"`
-	// Globs select projects by name or dir (a schedule's projects).
-	Globs []string `json:"globs,omitempty"`
-}
-
 // QueueDrift queues a drift check on the branch's drift target, made on
 // first use, with its audit event.
 func (db *DB) QueueDrift(ctx context.Context, c atoll.DriftCheck) (*atoll.Request, error) {
@@ -34,7 +21,7 @@ func (db *DB) QueueDrift(ctx context.Context, c atoll.DriftCheck) (*atoll.Reques
 	if c.Apply && len(c.Projects) == 0 && len(c.Paths) == 0 {
 		return nil, atoll.Errorf(atoll.EINVALID, "A reconcile's apply names its projects.")
 	}
-	sel, err := json.Marshal(DriftSelection{Projects: c.Projects, Paths: c.Paths, PlanOnly: c.PlanOnly, Reconcile: c.Reconcile, Apply: c.Apply})
+	sel, err := json.Marshal(atoll.DriftSelection{Projects: c.Projects, Paths: c.Paths, PlanOnly: c.PlanOnly, Reconcile: c.Reconcile, Apply: c.Apply})
 	if err != nil {
 		return nil, fmt.Errorf("store queue drift: %w", err)
 	}
@@ -270,7 +257,7 @@ func (db *DB) QueueDueDrift(ctx context.Context, next atoll.NextFunc) ([]*atoll.
 			if busy {
 				continue // the check still to run covers this slot
 			}
-			sel, err := json.Marshal(DriftSelection{Globs: s.Projects})
+			sel, err := json.Marshal(atoll.DriftSelection{Globs: s.Projects})
 			if err != nil {
 				return fmt.Errorf("store drift schedule: %w", err)
 			}

@@ -77,10 +77,26 @@ type driftCheckResult struct {
 // it every project). It answers back on the drift page (a notice), or
 // JSON. Without drift checks on this server: 404.
 func (s *Server) handleDriftCheck(w http.ResponseWriter, r *http.Request) {
+	c, back, ok := s.driftForm(w, r, false, "A drift check needs a repository (repo=owner/name) and a branch.")
+	if !ok {
+		return
+	}
+	what := c.Repo.FullName() + " " + c.Branch
+	if len(c.Projects) > 0 {
+		what = c.Projects[0] + " of " + what
+	}
+	s.queueDrift(w, r, back, c, "Drift check of "+what+" queued.")
+}
+
+// driftForm reads a drift action's form (repo, branch, project, back) into
+// a check as the signed-in user; false once it answered a refusal: no
+// drift checks on this server (404), a missing field (missing says which:
+// project is required with needProject), an unknown repository.
+func (s *Server) driftForm(w http.ResponseWriter, r *http.Request, needProject bool, missing string) (atoll.DriftCheck, string, bool) {
 	ctx := r.Context()
 	if err := readForm(w, r, maxForm); err != nil {
 		s.failed(w, r, "/drift", err)
-		return
+		return atoll.DriftCheck{}, "", false
 	}
 	back := "/drift"
 	if b := r.PostFormValue("back"); b != "" {
@@ -88,30 +104,32 @@ func (s *Server) handleDriftCheck(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.Drift == nil {
 		s.failed(w, r, back, atoll.Errorf(atoll.ENOTFOUND, "This server runs no drift checks."))
-		return
+		return atoll.DriftCheck{}, back, false
 	}
 	name, branch, project := r.PostFormValue("repo"), r.PostFormValue("branch"), r.PostFormValue("project")
-	if name == "" || branch == "" {
-		s.failed(w, r, back, atoll.Errorf(atoll.EINVALID, "A drift check needs a repository (repo=owner/name) and a branch."))
-		return
+	if name == "" || branch == "" || needProject && project == "" {
+		s.failed(w, r, back, atoll.Errorf(atoll.EINVALID, "%s", missing))
+		return atoll.DriftCheck{}, back, false
 	}
 	repo, err := s.DB.RepoByName(ctx, name)
 	if err != nil {
 		s.failed(w, r, back, err)
-		return
+		return atoll.DriftCheck{}, back, false
 	}
 	c := atoll.DriftCheck{Repo: *repo, Branch: branch, User: atoll.UserFromContext(ctx).Name, Source: source(r)}
-	what := repo.FullName() + " " + branch
 	if project != "" {
 		c.Projects = []string{project}
-		what = project + " of " + what
 	}
-	req, err := s.Drift.CheckDrift(ctx, c)
+	return c, back, true
+}
+
+// queueDrift queues c and answers msg back on the page (or as JSON).
+func (s *Server) queueDrift(w http.ResponseWriter, r *http.Request, back string, c atoll.DriftCheck, msg string) {
+	req, err := s.Drift.CheckDrift(r.Context(), c)
 	if err != nil {
 		s.failed(w, r, back, err)
 		return
 	}
-	msg := "Drift check of " + what + " queued."
 	s.done(w, r, back, msg, nil, driftCheckResult{Message: msg, Request: req})
 }
 
