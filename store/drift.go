@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -210,6 +211,9 @@ func (db *DB) SyncDriftSchedules(ctx context.Context, want []atoll.DriftSchedule
 			} else if due, err = next(s.Schedule, tx.now); err != nil {
 				return atoll.Errorf(atoll.EINVALID, "Drift schedule %q: %v", s.Schedule, err)
 			}
+			if prev != nil && prev.Schedule == s.Schedule && slices.Equal(prev.Projects, s.Projects) {
+				continue // unchanged: nothing written (the active node syncs every tick)
+			}
 			if _, err := tx.exec(`INSERT INTO drift_schedules (repo_id, branch, schedule, projects, next_due_at) VALUES (?, ?, ?, ?, ?)
 				ON CONFLICT (repo_id, branch) DO UPDATE SET schedule = excluded.schedule, projects = excluded.projects, next_due_at = excluded.next_due_at`,
 				s.RepoID, s.Branch, s.Schedule, string(projects), ts(due)); err != nil {
@@ -227,6 +231,13 @@ func (db *DB) SyncDriftSchedules(ctx context.Context, want []atoll.DriftSchedule
 
 // QueueDueDrift queues the checks due now and moves their schedules on.
 func (db *DB) QueueDueDrift(ctx context.Context, next atoll.NextFunc) ([]*atoll.Request, error) {
+	// Read first: most ticks find nothing due, and need no write.
+	var due bool
+	if err := db.reader().QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM drift_schedules WHERE next_due_at <= ?)`, ts(db.Clock())).Scan(&due); err != nil {
+		return nil, fmt.Errorf("store due drift schedules: %w", err)
+	} else if !due {
+		return nil, nil
+	}
 	var out []*atoll.Request
 	err := db.Update(ctx, func(tx *Tx) error {
 		out = nil // fn may run again
