@@ -19,17 +19,8 @@ import (
 // for, its results recorded and returned. detection_id is the check's
 // request id.
 func (s *Server) handleDriftDetect(w http.ResponseWriter, r *http.Request) {
-	if !s.DriftDetection || s.Drift == nil {
-		s.driftFail(w, r, &drift.EnvelopeError{Code: drift.CodeServiceUnavailable, Message: drift.MsgDetectionDisabled})
-		return
-	}
 	var in drift.DetectRequest
-	if e := readDriftBody(r, &in); e != nil {
-		s.driftFail(w, r, e)
-		return
-	}
-	if errs := in.Validate(); len(errs) > 0 {
-		s.driftFail(w, r, &drift.EnvelopeError{Code: drift.CodeValidation, Message: drift.MsgValidationFailed, Details: errs})
+	if !s.readDriftRequest(w, r, drift.MsgDetectionDisabled, &in) {
 		return
 	}
 	check, e := s.driftCheck(r, in.Repository, in.Type, in.Ref, in.BaseBranch, in.Projects, in.Paths)
@@ -63,6 +54,25 @@ func (s *Server) handleDriftDetect(w http.ResponseWriter, r *http.Request) {
 		projects = append(projects, pd)
 	}
 	s.driftOK(w, r, drift.DetectStatusCode(projects), drift.NewDetectResponse(id, in.Repository, out.Request.CreatedAt, projects))
+}
+
+// readDriftRequest reads and validates a drift POST's body into in; false
+// once it answered: drift checks off here (503 disabled), a body that
+// does not parse, or field errors (400 with their details).
+func (s *Server) readDriftRequest(w http.ResponseWriter, r *http.Request, disabled string, in interface{ Validate() []drift.FieldError }) bool {
+	if !s.DriftDetection || s.Drift == nil {
+		s.driftFail(w, r, &drift.EnvelopeError{Code: drift.CodeServiceUnavailable, Message: disabled})
+		return false
+	}
+	if e := readDriftBody(r, in); e != nil {
+		s.driftFail(w, r, e)
+		return false
+	}
+	if errs := in.Validate(); len(errs) > 0 {
+		s.driftFail(w, r, &drift.EnvelopeError{Code: drift.CodeValidation, Message: drift.MsgValidationFailed, Details: errs})
+		return false
+	}
+	return true
 }
 
 // readDriftBody reads a drift request's JSON body into v (unknown fields

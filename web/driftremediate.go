@@ -18,17 +18,8 @@ import (
 // drift_detection sets remediation auto) and its project's lock. Runs are
 // kept for the history routes.
 func (s *Server) handleDriftRemediate(w http.ResponseWriter, r *http.Request) {
-	if !s.DriftDetection || s.Drift == nil {
-		s.driftFail(w, r, &drift.EnvelopeError{Code: drift.CodeServiceUnavailable, Message: drift.MsgRemediationDisabled})
-		return
-	}
 	var in drift.RemediateRequest
-	if e := readDriftBody(r, &in); e != nil {
-		s.driftFail(w, r, e)
-		return
-	}
-	if errs := in.Validate(); len(errs) > 0 {
-		s.driftFail(w, r, &drift.EnvelopeError{Code: drift.CodeValidation, Message: drift.MsgValidationFailed, Details: errs})
+	if !s.readDriftRequest(w, r, drift.MsgRemediationDisabled, &in) {
 		return
 	}
 	if in.Action == drift.ActionApply && !s.DriftRemediation {
