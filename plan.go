@@ -62,6 +62,11 @@ type PlanService interface {
 	// StorePlan stores a plan job's success: plan, policy checks, spec,
 	// final state and audit event, all or none.
 	StorePlan(ctx context.Context, r PlanResult) error
+	// StorePlanJSON adds the `show -json` of plan id, made after the plan
+	// was stored and told (see PlanResult). A plan that has its JSON
+	// already, or lost it to retention, keeps what it has. ENOTFOUND: no
+	// plan id.
+	StorePlanJSON(ctx context.Context, id int64, show []byte) error
 	// StartApply checks the freeze, approval and policies again and marks
 	// the plan applied, once, with the apply's audit event.
 	StartApply(ctx context.Context, s ApplyStart) (*Approval, error)

@@ -95,7 +95,7 @@ func (r *Runner) Mirror(ctx context.Context, co executor.Checkout) (string, erro
 // and policy checks.
 func (r *Runner) local() *LocalExecutor {
 	return &LocalExecutor{Terraform: r.Terraform, Checkouts: requestCheckouts{r}, Policies: r.Policies,
-		Version: r.TerraformVersion, Path: r.terraformPath, Logger: r.Logger}
+		Version: r.TerraformVersion, Path: r.terraformPath, Logger: r.Logger, DeferShow: true}
 }
 
 // execSpec is job j of w as an executor is given it. The job's binary is

@@ -112,6 +112,33 @@ func TestLocalExecutorPlans(t *testing.T) {
 		t.Errorf("result changed on the wire")
 	}
 
+	// In the server's own process the comment need not wait for show
+	// -json: the summary comes from plan's text and the JSON follows, made
+	// from the same plan file.
+	e.(*runner.LocalExecutor).DeferShow = true
+	spec.Job.ID = 3
+	deferred, err := e.Run(context.Background(), spec, log)
+	if err != nil {
+		t.Fatalf("deferred run: %v", err)
+	}
+	if deferred.ShowJSON != nil || deferred.ShowLater == nil || deferred.Summary == nil || *deferred.Summary != *res.Summary {
+		t.Fatalf("deferred: JSON %d bytes, ShowLater set %v, summary %+v; want none, set, %+v", len(deferred.ShowJSON), deferred.ShowLater != nil, deferred.Summary, *res.Summary)
+	}
+	show, err := deferred.ShowLater(context.Background())
+	if err != nil || !json.Valid(show) || !strings.Contains(string(show), `"terraform_data.a"`) {
+		t.Fatalf("ShowLater: %v, %d bytes:\n%.300s", err, len(show), show)
+	}
+	// A plan file that changed after it was stored is not shown as its.
+	planFile := filepath.Join(root, "stacks", "app", "default.tfplan")
+	if err := os.WriteFile(planFile, []byte("another plan"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if show, err := deferred.ShowLater(context.Background()); err == nil || show != nil {
+		t.Fatalf("ShowLater of a changed plan file: %d bytes, %v; want an error", len(show), err)
+	}
+	e.(*runner.LocalExecutor).DeferShow = false
+	spec.Job.ID = 1
+
 	// The stored plan is applied once the runner lets it start.
 	apply := spec
 	apply.Job.ID, apply.Job.Kind, apply.Plan = 2, atoll.JobApply, got.Plan

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,11 @@ type LocalExecutor struct {
 	// distribution dist (see Runner.terraformPath); nil adds nothing.
 	Path   func(dist, bin string) []string
 	Logger *slog.Logger
+	// DeferShow lets a plan without policy checks be told on plan's own
+	// summary: its Result has ShowLater instead of ShowJSON. Only a caller
+	// in this process can call that, so a worker, which sends its result
+	// over the wire, leaves it false.
+	DeferShow bool
 }
 
 // Checkouts brings a work dir to a commit and returns its root.
@@ -165,6 +171,7 @@ func (x *execution) plan(ctx context.Context, spec executor.Spec) (executor.Resu
 	}
 	planFile := filepath.Join(dir, planFileName(j))
 	start := time.Now()
+	var planText string // plan's own output, for its summary
 	if j.Spec.PlanSteps != nil {
 		// A plan file a pooled checkout kept from an earlier job must not
 		// pass for this one's when the steps write none.
@@ -178,7 +185,7 @@ func (x *execution) plan(ctx context.Context, spec executor.Spec) (executor.Resu
 		}
 		s := x.newSteps(dir, planFile)
 		err := s.run(ctx, j.Spec.PlanSteps)
-		res.Output = s.output()
+		res.Output, planText = s.output(), s.planText
 		if err != nil {
 			return res, err
 		}
@@ -196,12 +203,24 @@ func (x *execution) plan(ctx context.Context, spec executor.Spec) (executor.Resu
 		}
 		x.sink.Write(atoll.StreamAtoll, commandLine(terraform.PlanArgv(planFileName(j), args)))
 		out, _, err := x.tf.Plan(ctx, dir, planFile, args, x.emit)
-		res.Output = out
+		res.Output, planText = out, out
 		if err != nil {
 			return res, err
 		}
 	}
 	x.log.Debug("terraform plan", "job", j.ID, "ms", time.Since(start).Milliseconds())
+	file, err := os.ReadFile(planFile)
+	if err != nil {
+		return res, fmt.Errorf("read plan file: %w", err)
+	}
+	res.Plan = file
+	if summary, ok := terraform.PlanSummary(planText); ok && x.e.DeferShow && !spec.PolicyCheck {
+		// Policies read the JSON before anything is told; without them
+		// the comment goes out on plan's own summary.
+		res.Summary = &summary
+		res.ShowLater = func(ctx context.Context) ([]byte, error) { return x.showLater(ctx, dir, planFile, file, summary) }
+		return res, nil
+	}
 	show, err := x.tf.ShowJSON(ctx, dir, planFile)
 	if err != nil {
 		return res, err
@@ -211,10 +230,6 @@ func (x *execution) plan(ctx context.Context, spec executor.Spec) (executor.Resu
 	if err != nil {
 		return res, err
 	}
-	file, err := os.ReadFile(planFile)
-	if err != nil {
-		return res, fmt.Errorf("read plan file: %w", err)
-	}
 	res.Summary = &summary
 	if spec.PolicyCheck {
 		checks, err := x.checkPolicies(ctx, dir, show)
@@ -223,8 +238,34 @@ func (x *execution) plan(ctx context.Context, spec executor.Spec) (executor.Resu
 		}
 		res.Policies = checks
 	}
-	res.Plan, res.ShowJSON = file, show
+	res.ShowJSON = show
 	return res, nil
+}
+
+// showLater is `show -json` of a plan already stored and told: the plan
+// file must still be the one stored, and the JSON must count what the
+// plan's text said (else the JSON is still kept, and the mismatch is an
+// error for the log).
+func (x *execution) showLater(ctx context.Context, dir, planFile string, stored []byte, told atoll.Summary) ([]byte, error) {
+	file, err := os.ReadFile(planFile)
+	if err != nil {
+		return nil, fmt.Errorf("plan JSON: read plan file: %w", err)
+	}
+	if !bytes.Equal(file, stored) {
+		return nil, fmt.Errorf("plan JSON: the plan file of job %d changed after it was stored", x.j.ID)
+	}
+	show, err := x.tf.ShowJSON(ctx, dir, planFile)
+	if err != nil {
+		return nil, err
+	}
+	summary, err := summarize(show)
+	if err != nil {
+		return nil, err
+	}
+	if summary != told {
+		return show, fmt.Errorf("plan JSON of job %d counts %+v where plan's text said %+v", x.j.ID, summary, told)
+	}
+	return show, nil
 }
 
 // checkout brings the job's checkout to its commit and returns the project

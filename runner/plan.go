@@ -277,7 +277,13 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 			return atoll.Event{Actor: j.User, Action: "plan.store", Repo: j.Repo, Pull: j.Pull, Source: w.req.Source,
 				Detail: fmt.Sprintf("%s: %d to add, %d to change, %d to destroy (sha256 %s)", projectLabel(j.Dir, j.Workspace, j.Project), summary.Add, summary.Change, summary.Destroy, plan.SHA256[:12])}
 		}}
-	return r.commit("store plan", func(ctx context.Context) error { return r.DB.StorePlan(ctx, result) })
+	if err := r.commit("store plan", func(ctx context.Context) error { return r.DB.StorePlan(ctx, result) }); err != nil {
+		return err
+	}
+	if out.ShowLater != nil {
+		w.showLater(plan.ID, j.ID, out.ShowLater)
+	}
+	return nil
 }
 
 func planFileName(j *atoll.Job) string {

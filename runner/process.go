@@ -38,6 +38,10 @@ type work struct {
 
 	tfBins jobBinaries // by job: the Terraform binary it runs (tfversion.go)
 
+	// later are the plans whose JSON is made once the request has told
+	// its results (showlater.go).
+	later []laterShow
+
 	// last is the pull request as refresh last fetched it (under mu);
 	// fetched is one fetch for refreshOnce to use (labels.go).
 	last, fetched *vcs.PullDetails
@@ -68,6 +72,7 @@ func (r *Runner) process(req *atoll.Request) {
 		defer r.requests.Delete(req.ID)
 		log.Info("request started")
 		err = r.dispatch(ctx, w)
+		r.storeLaterShows(ctx, w)
 		w.releaseDirs()
 		// A pull request's next request starts only after this one's
 		// statuses, so they never land out of order.

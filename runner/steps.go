@@ -27,6 +27,9 @@ type steps struct {
 	planFile string
 	env      []string // KEY=VALUE from env and multienv steps, in order
 	outputs  []string // what the comment shows, one entry per step
+	// planText is the output of the plan step that wrote the plan file,
+	// or "" once a later step might have written it again.
+	planText string
 }
 
 func (x *execution) newSteps(dir, planFile string) *steps {
@@ -79,6 +82,9 @@ func (s *steps) run(ctx context.Context, list []atoll.Step) error {
 		if err != nil {
 			return err
 		}
+		if st.Name != "plan" && st.Name != "show" && st.Name != "version" {
+			s.planText = ""
+		}
 	}
 	return nil
 }
@@ -91,6 +97,7 @@ func (s *steps) plan(ctx context.Context, st atoll.Step) error {
 	s.sink.Write(atoll.StreamAtoll, commandLine(terraform.PlanArgv(planFileName(s.j), args)))
 	out, _, err := s.terraform().Plan(ctx, s.dir, s.planFile, args, s.x.emit)
 	s.outputs = append(s.outputs, out)
+	s.planText = out
 	return err
 }
 

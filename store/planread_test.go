@@ -72,3 +72,76 @@ func TestPlanAndLatestPlans(t *testing.T) {
 		t.Errorf("LatestPlans states: %+v %+v, want pending then discarded by the unlock, without JSON", latest[0], latest[1])
 	}
 }
+
+// A plan told before its JSON is stored with none; StorePlanJSON fills it
+// once, and never undoes retention.
+func TestStorePlanJSON(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	f := seed(t, db, 1)
+	var p *atoll.Plan
+	err := db.Update(ctx, func(tx *store.Tx) error {
+		j := &atoll.Job{Kind: atoll.JobPlan, PullID: f.pullID, ProjectID: f.projectID, HeadSHA: "abc"}
+		if err := tx.InsertJob(j); err != nil {
+			return err
+		}
+		if _, err := tx.TakeLock(f.projectID, f.pullID, "alice"); err != nil {
+			return err
+		}
+		p = &atoll.Plan{JobID: j.ID, PullID: f.pullID, ProjectID: f.projectID, HeadSHA: "abc", Summary: atoll.Summary{Add: 1}, File: []byte("plan")}
+		return tx.InsertPlan(p)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	show := func() string {
+		t.Helper()
+		got, err := db.Plan(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(got.ShowJSON)
+	}
+	if got := show(); got != "" {
+		t.Fatalf("a plan stored without JSON reads %q", got)
+	}
+	if err := db.StorePlanJSON(ctx, p.ID, nil); atoll.ErrorCode(err) != atoll.EINVALID {
+		t.Errorf("empty JSON: err %v, want EINVALID", err)
+	}
+	if err := db.StorePlanJSON(ctx, 9999, []byte(`{}`)); atoll.ErrorCode(err) != atoll.ENOTFOUND {
+		t.Errorf("no such plan: err %v, want ENOTFOUND", err)
+	}
+	if err := db.StorePlanJSON(ctx, p.ID, []byte(`{"made":"later"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.StorePlanJSON(ctx, p.ID, []byte(`{"made":"twice"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := show(); got != `{"made":"later"}` {
+		t.Errorf("JSON %q, want the first one kept", got)
+	}
+	// A plan pruned before its JSON came stays pruned.
+	err = db.Update(ctx, func(tx *store.Tx) error {
+		j := &atoll.Job{Kind: atoll.JobPlan, PullID: f.pullID, ProjectID: f.projectID, HeadSHA: "abd"}
+		if err := tx.InsertJob(j); err != nil {
+			return err
+		}
+		p = &atoll.Plan{JobID: j.ID, PullID: f.pullID, ProjectID: f.projectID, HeadSHA: "abd", File: []byte("plan 2")}
+		return tx.InsertPlan(p)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What retention does to a plan (prunePlanBatch).
+	if err := db.Update(ctx, func(tx *store.Tx) error {
+		return tx.Exec(`UPDATE plans SET file = X'', show_json = X'', pruned_at = 1 WHERE id = ?`, p.ID)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.StorePlanJSON(ctx, p.ID, []byte(`{"too":"late"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := show(); got != "" {
+		t.Errorf("a pruned plan got JSON %q", got)
+	}
+}

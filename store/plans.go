@@ -38,13 +38,49 @@ func (tx *Tx) insertPlan(p *atoll.Plan) error {
 	err := tx.queryRow(`
 		INSERT INTO plans (job_id, pull_id, project_id, head_sha, file, sha256, show_json, add_count, change_count, destroy_count, import_count, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		p.JobID, p.PullID, p.ProjectID, p.HeadSHA, p.File, p.SHA256, p.ShowJSON,
+		p.JobID, p.PullID, p.ProjectID, p.HeadSHA, p.File, p.SHA256, notNull(p.ShowJSON),
 		p.Summary.Add, p.Summary.Change, p.Summary.Destroy, p.Summary.Import, ts(tx.now)).Scan(&p.ID)
 	if err != nil {
 		return fmt.Errorf("store insert plan for job %d: %w", p.JobID, err)
 	}
 	tx.notifyPull(atoll.TopicPlan, p.PullID, p.JobID)
 	return nil
+}
+
+// notNull is b, or empty for nil: a plan told before its JSON is made is
+// stored with an empty one (StorePlanJSON fills it).
+func notNull(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// StorePlanJSON adds the JSON of a plan stored without it: it is made
+// after the plan is told, while the plan's checkout is still held. Only an
+// empty, unpruned show_json is filled, so a retention pass that ran in
+// between is not undone.
+func (db *DB) StorePlanJSON(ctx context.Context, id int64, show []byte) error {
+	if len(show) == 0 {
+		return atoll.Errorf(atoll.EINVALID, "A plan's JSON cannot be empty.")
+	}
+	return db.Update(ctx, func(tx *Tx) error {
+		var pullID, jobID int64
+		err := tx.queryRow(`SELECT pull_id, job_id FROM plans WHERE id = ?`, id).Scan(&pullID, &jobID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return atoll.Errorf(atoll.ENOTFOUND, "Plan %d not found.", id)
+		} else if err != nil {
+			return fmt.Errorf("store plan json: %w", err)
+		}
+		res, err := tx.exec(`UPDATE plans SET show_json = ? WHERE id = ? AND length(show_json) = 0 AND pruned_at IS NULL`, show, id)
+		if err != nil {
+			return fmt.Errorf("store plan json: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			tx.notifyPull(atoll.TopicPlan, pullID, jobID)
+		}
+		return nil
+	})
 }
 
 // MarkPlanApplied records that plan id was applied; it fails with ECONFLICT

@@ -94,6 +94,31 @@ func ParseSummaryLine(output string) (atoll.Summary, bool) {
 	return atoll.Summary{}, false
 }
 
+// PlanSummary reads the summary terraform plan printed in its own human
+// output, so that a plan can be told before its JSON is made. Only lines
+// terraform writes at the start of a line count ("Plan: ..." and "No
+// changes."): everything a configuration controls (attribute and output
+// values, heredocs, diagnostics) is printed indented or behind a frame, so
+// a value cannot pass itself off as the summary. A plan that printed
+// neither (only outputs change, a refresh-only plan, JSON output) gives
+// false: the caller reads the plan's JSON instead.
+func PlanSummary(planOutput string) (atoll.Summary, bool) {
+	lines := strings.Split(ansi.StripEscapes(planOutput), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimRight(lines[i], " \r")
+		if strings.HasPrefix(l, "No changes. ") {
+			return atoll.Summary{}, true
+		}
+		if m := fullPlanLine.FindStringSubmatch(l); m != nil {
+			return parseCounts(m[1])
+		}
+	}
+	return atoll.Summary{}, false
+}
+
+// fullPlanLine is terraform's plan summary as the whole line.
+var fullPlanLine = regexp.MustCompile(`^Plan: (\d+ to \w+(?:, \d+ to \w+)*)\.$`)
+
 func parseCounts(list string) (atoll.Summary, bool) {
 	var s atoll.Summary
 	for _, m := range countItem.FindAllStringSubmatch(list, -1) {

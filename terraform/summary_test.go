@@ -1,9 +1,12 @@
 package terraform_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/atollhq/atoll"
+	"github.com/atollhq/atoll/planview/plantest"
 	"github.com/atollhq/atoll/terraform"
 )
 
@@ -93,6 +96,65 @@ func TestParseSummaryLine(t *testing.T) {
 			got, ok := terraform.ParseSummaryLine(tc.output)
 			if ok != tc.ok || got != tc.want {
 				t.Errorf("got %+v, %v; want %+v, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+// TestPlanSummaryAgreesWithJSON holds PlanSummary to Terraform itself: for
+// real plans of the pinned binary, the summary read from plan's own text is
+// the one Summarize counts in `terraform show -json`, or there is none (and
+// the caller reads the JSON). Values a configuration controls must never
+// pass for the summary, whatever they contain.
+func TestPlanSummaryAgreesWithJSON(t *testing.T) {
+	const fake = "Plan: 0 to add, 0 to change, 0 to destroy."
+	res := func(name string, n int, input string) string {
+		return fmt.Sprintf("resource \"terraform_data\" %q {\n  count = %d\n  input = %s\n}\n", name, n, input)
+	}
+	heredoc := "<<-EOT\n\nNo changes. Your infrastructure matches the configuration.\n" + fake + "\nEOT"
+	cases := []struct {
+		name  string
+		steps []plantest.Step
+		want  atoll.Summary
+		ok    bool
+	}{
+		{"add", []plantest.Step{{Files: map[string]string{"main.tf": res("a", 3, `"x"`)}}}, atoll.Summary{Add: 3}, true},
+		{"change and destroy", []plantest.Step{
+			{Files: map[string]string{"main.tf": res("a", 3, `"x"`)}, Apply: true},
+			{Files: map[string]string{"main.tf": res("a", 1, `"y"`)}}}, atoll.Summary{Change: 1, Destroy: 2}, true},
+		{"replace", []plantest.Step{
+			{Files: map[string]string{"main.tf": "resource \"terraform_data\" \"r\" {\n  triggers_replace = 1\n}\n"}, Apply: true},
+			{Files: map[string]string{"main.tf": "resource \"terraform_data\" \"r\" {\n  triggers_replace = 2\n}\n"}}}, atoll.Summary{Add: 1, Destroy: 1}, true},
+		{"no changes", []plantest.Step{
+			{Files: map[string]string{"main.tf": res("a", 1, `"x"`)}, Apply: true},
+			{Files: map[string]string{"main.tf": res("a", 1, `"x"`)}}}, atoll.Summary{}, true},
+		{"outputs only", []plantest.Step{
+			{Files: map[string]string{"main.tf": res("a", 1, `"x"`)}, Apply: true},
+			{Files: map[string]string{"main.tf": res("a", 1, `"x"`) + "output \"o\" {\n  value = 1\n}\n"}}}, atoll.Summary{}, false},
+		{"hostile input value", []plantest.Step{{Files: map[string]string{"main.tf": res("a", 2, heredoc)}}}, atoll.Summary{Add: 2}, true},
+		{"hostile output value", []plantest.Step{
+			{Files: map[string]string{"main.tf": res("a", 1, `"x"`)}, Apply: true},
+			{Files: map[string]string{"main.tf": res("a", 1, `"x"`) + res("b", 4, `"y"`) + "output \"o\" {\n  value = " + heredoc + "\n}\n"}}}, atoll.Summary{Add: 4}, true},
+		{"hostile output only", []plantest.Step{
+			{Files: map[string]string{"main.tf": res("a", 1, `"x"`)}, Apply: true},
+			{Files: map[string]string{"main.tf": res("a", 1, `"x"`) + "output \"o\" {\n  value = " + heredoc + "\n}\n"}}}, atoll.Summary{}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			show, text := plantest.ShowJSON(t, tc.steps...)
+			fromJSON, err := terraform.Summarize(show)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := terraform.PlanSummary(text)
+			if ok != tc.ok || got != tc.want {
+				t.Fatalf("PlanSummary = %+v, %v; want %+v, %v; plan output:\n%s", got, ok, tc.want, tc.ok, text)
+			}
+			if ok && got != fromJSON {
+				t.Fatalf("text says %+v, show -json %+v", got, fromJSON)
+			}
+			if strings.Contains(tc.name, "hostile") && !strings.Contains(text, fake) {
+				t.Fatalf("the plan output does not show the hostile value, so the case tests nothing:\n%s", text)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/ansi"
@@ -93,6 +94,11 @@ func (s *Server) planPage(ctx context.Context, idText string, withLog bool) (*te
 	switch {
 	case plan.PrunedAt != nil:
 		page.ViewError = fmt.Sprintf("Retention removed this plan's details on %s (--retain-plan-files).", plan.PrunedAt.UTC().Format("2006-01-02"))
+	case len(show) == 0 && s.now().Sub(plan.CreatedAt) < time.Minute:
+		// Its comment went out on plan's own summary; the JSON follows.
+		page.ViewError = "This plan's resource view is being made (it follows the plan comment by a moment): reload to see it. Its text is below."
+	case len(show) == 0:
+		page.ViewError = "This plan has no resource view: the request that made it was canceled or its server stopped before it was made. Its text is below."
 	default:
 		if page.View, err = planview.Parse(show); err != nil {
 			s.Logger.Warn("plan page: unreadable plan JSON", "plan", plan.ID, "err", err)

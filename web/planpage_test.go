@@ -190,6 +190,33 @@ func TestPlanPageStates(t *testing.T) {
 	}
 }
 
+// A plan told on its own summary has no JSON for a moment: the page says
+// the resource view follows, then shows it once stored; a plan whose JSON
+// never came says why.
+func TestPlanPageJSONFollows(t *testing.T) {
+	show, text := plantest.ShowJSON(t, plantest.Step{Files: map[string]string{"main.tf": planTF(false)}, Vars: map[string]string{"token": webOldSecret}})
+	f := newPullFixture(t)
+	planID, _ := f.addPlan(t, "ready", nil, text)
+	page := func() string {
+		rec := f.do(t, "GET", "/plans/"+itoa(planID), "", "", vera)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+		return rec.Body.String()
+	}
+	wantContains(t, page(), "resource view is being made", "Plan: ")
+	f.srv.Now = func() time.Time { return time.Now().Add(2 * time.Minute) }
+	wantContains(t, page(), "This plan has no resource view: the request that made it was canceled or its server stopped")
+	if err := f.db.StorePlanJSON(context.Background(), planID, show); err != nil {
+		t.Fatal(err)
+	}
+	got := page()
+	wantContains(t, got, `<span class="sym add">+</span>`, "terraform_data.app")
+	if strings.Contains(got, "resource view") {
+		t.Errorf("the page still says the resource view is missing")
+	}
+}
+
 func TestPlanPageErrors(t *testing.T) {
 	f := newPullFixture(t)
 	for _, tc := range []struct {

@@ -27,6 +27,7 @@ const (
 // database and an unstarted runner, so that queued requests stay queued.
 type pullFixture struct {
 	db       *store.DB
+	srv      *web.Server
 	h        http.Handler
 	pullID   int64
 	projects map[string]int64 // by dir
@@ -135,7 +136,7 @@ func newPullFixture(t *testing.T) *pullFixture {
 		Hub:    runner.NewHub(),
 		Config: runner.Config{Allowlist: runner.ParseAllowlist("*")},
 	})
-	f.h = s.Handler()
+	f.srv, f.h = s, s.Handler()
 	return f
 }
 

@@ -90,6 +90,44 @@ func BenchmarkNewHeadToPlanComment(b *testing.B) {
 	report(b, "comment", lat)
 }
 
+// BenchmarkNewPullToPlanComment is the shape of the outside measurement
+// against Atlantis (webhook to first plan comment for a new pull request):
+// pull requests opened one after another, each new and each adding a
+// project never planned before, so every plan runs terraform init, plan
+// and (before or after the comment) show. Latency is from the "opened"
+// webhook to the plan comment.
+func BenchmarkNewPullToPlanComment(b *testing.B) {
+	testEnv(b)
+	repo := newGitRepo(b, map[string]string{"README.md": "projects arrive with their pull requests\n"})
+	base := repo.git("rev-parse", "main")
+	shas := make([]string, b.N)
+	for i := range shas {
+		shas[i] = repo.branch(fmt.Sprintf("new%d", i), map[string]string{fmt.Sprintf("new%d/main.tf", i): tfProject("new", i%3+1)})
+	}
+	cloneURL, _ := serveGit(b, repo, "gh-test-token")
+	gh := newFakeGitHub(b)
+	m := startBenchMain(b, gh, "")
+	lat := make([]time.Duration, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		n, ref := i+1, fmt.Sprintf("new%d", i)
+		gh.setPull(n, fakePull{HeadSHA: shas[i], HeadRef: ref, BaseSHA: base, BaseRef: "main", Files: []string{ref + "/main.tf"}})
+		start := time.Now()
+		webhook(b, m.URL, "pull_request", "pull_request.opened.json", webhookSecret, pullEvent(cloneURL, n, "opened", ref, shas[i], base))
+		for len(gh.pullComments(n)) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		lat[i] = time.Since(start)
+	}
+	b.StopTimer()
+	for i := 0; i < b.N; i++ {
+		if c, want := gh.pullComments(i + 1)[0], fmt.Sprintf("Plan: %d to add", i%3+1); !contains(c, want) {
+			b.Fatalf("pull %d's comment lacks %q:\n%s", i+1, want, c)
+		}
+	}
+	report(b, "comment", lat)
+}
+
 // BenchmarkWebhookBurst sends 100 "opened" webhooks at once and measures
 // the webhook responses and the time until each pull request has its first
 // comment. In "one-project" every pull request changes the same project, as

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -111,6 +112,21 @@ func TestGitHubPullRequestWorkflow(t *testing.T) {
 	if len(locks) != 1 || locks[0].Dir != "staging" || locks[0].Pull != 1 || locks[0].Repo != "acme/infra" {
 		t.Fatalf("locks after autoplan = %+v", locks)
 	}
+	// The comment went out on plan's own summary; the plan's JSON (the
+	// plan page's resource view) follows it.
+	var planJobs []atoll.Job
+	getJSON(t, e.m.URL+"/api/v1/jobs?repo=acme/infra&pull=1&kind=plan", &planJobs)
+	if len(planJobs) != 1 {
+		t.Fatalf("plan jobs = %+v", planJobs)
+	}
+	eventually(t, 10*time.Second, "the plan's JSON stored after its comment", func() bool {
+		p, err := e.m.DB.PlanByJob(context.Background(), planJobs[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := e.m.DB.Plan(context.Background(), p.ID)
+		return err == nil && strings.Contains(string(full.ShowJSON), `"terraform_data.app[1]"`)
+	})
 
 	// A plan comment for another dir plans it and, with
 	// --hide-prev-plan-comments, hides the older plan comment.

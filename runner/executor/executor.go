@@ -164,6 +164,12 @@ type Result struct {
 	// the runner to store: only a stored plan is applied.
 	Plan     []byte `json:"plan,omitempty"`
 	ShowJSON []byte `json:"show_json,omitempty"`
+	// ShowLater, set only by an in-process executor, makes ShowJSON after
+	// the fact: the plan's Summary came from plan's own text, so the
+	// comment need not wait for `show -json`. The runner calls it once,
+	// after the plan is stored and told, while the request still holds the
+	// checkout.
+	ShowLater func(context.Context) ([]byte, error) `json:"-"`
 	// Policies are the policy sets' results, when Spec.PolicyCheck.
 	Policies []atoll.PolicyCheck `json:"policies,omitempty"`
 	// BaseSHA is, with Checkout.MergeBase, the base commit the checkout
