@@ -91,6 +91,7 @@ security: $(TERRAFORM) chromium
 bench: $(TERRAFORM)
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench WebhookToPlanComment -benchtime 30x -timeout 30m ./cmd/atoll
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench NewHeadToPlanComment -benchtime 20x -timeout 30m ./cmd/atoll
+	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench NewPullToPlanComment -benchtime 20x -timeout 30m ./cmd/atoll
 	ATOLL_TEST_TERRAFORM=$(TERRAFORM) $(GO) test -run '^$$' -bench WebhookBurst -benchtime 1x -count 3 -timeout 30m ./cmd/atoll
 	$(GO) test -run '^$$' -bench HandleEvent -benchtime 5000x ./runner
 	$(GO) test -run '^$$' -bench Prune -benchtime 3x ./store
