@@ -79,8 +79,13 @@ func (p Parser) Allowed(name string) bool {
 	if name == Help {
 		return true
 	}
+	// Names no comment can run (policy_check, autoplan) are never allowed,
+	// whatever the list says, as Atlantis drops them from it.
+	if !Name(name).Known() {
+		return false
+	}
 	if p.AllowCommands == nil {
-		return Name(name).Known()
+		return true
 	}
 	for _, a := range p.AllowCommands {
 		if a == name {

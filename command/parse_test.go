@@ -127,6 +127,7 @@ func TestParseValid(t *testing.T) {
 			command.Command{Name: "plan", ExtraArgs: []string{"-var", "chdir=x", "-var=-chdir"}}},
 		{"import glob dir", defaultParser, "atlantis import -d 'modules/*' a.b id", command.Command{Name: "import", Dir: "modules/*", Args: []string{"a.b", "id"}}},
 		{"state glob dir", defaultParser, "atlantis state rm a.b -d ./envs/**", command.Command{Name: "state", SubName: "rm", Dir: "envs/**", Args: []string{"a.b"}}},
+		{"glob dir cleaned", defaultParser, "atlantis plan -d './a//b/./*/'", command.Command{Name: "plan", Dir: "a/b/*"}},
 		{"version glob dir", defaultParser, "atlantis version -d 'envs/*'", command.Command{Name: "version", Dir: "envs/*"}},
 		{"apply extra args", defaultParser, "atlantis apply -p vpc -- -parallelism=1",
 			command.Command{Name: "apply", Project: "vpc", ExtraArgs: []string{"-parallelism=1"}}},

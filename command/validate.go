@@ -129,8 +129,8 @@ func cleanDir(dir string) (clean, msg string) {
 func IsDirPattern(dir string) bool { return strings.ContainsAny(dir, "*?[") }
 
 // cleanPattern checks a -d glob pattern as Atlantis does (no "..", valid
-// doublestar syntax) and more (the text rules of a dir, no "\"), and drops
-// a leading "./" or "/".
+// doublestar syntax) and more (the text rules of a dir, no "\"), and
+// cleans it as a path.
 func cleanPattern(dir string) (clean, msg string) {
 	if msg := checkText(dir); msg != "" {
 		return "", msg
@@ -143,7 +143,10 @@ func cleanPattern(dir string) (clean, msg string) {
 	case !doublestar.ValidatePattern(dir):
 		return "", "is not a valid glob pattern"
 	}
-	clean = strings.TrimPrefix(strings.TrimPrefix(dir, "./"), "/")
+	// Cleaning as for a path drops a leading "/" or "./", doubled and
+	// trailing slashes and "." elements, which would otherwise make the
+	// pattern match no project's dir; it has no ".." to resolve.
+	clean = strings.TrimPrefix(path.Clean("/"+dir), "/")
 	if clean == "" {
 		clean = "."
 	}
