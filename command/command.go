@@ -24,8 +24,9 @@ const (
 // lists them; help is always allowed and not among them.
 var AllCommands = []string{Version, Plan, Apply, Cancel, Unlock, ApprovePolicies, Import, State}
 
-// DefaultAllowCommands is Atlantis's default --allow-commands.
-var DefaultAllowCommands = []string{Version, Plan, Apply, Unlock, ApprovePolicies}
+// DefaultAllowCommands is Atlantis's default --allow-commands, in its
+// order; cancel has been in it since Atlantis added the command.
+var DefaultAllowCommands = []string{Version, Plan, Apply, Unlock, ApprovePolicies, Cancel}
 
 // Known reports whether n names a command this package parses.
 func (n Name) Known() bool {
@@ -54,8 +55,8 @@ type Parser struct {
 	// EnableRegexpCmd reads -p/--project as a regular expression over
 	// project names (--enable-regexp-cmd, as Atlantis).
 	EnableRegexpCmd bool
-	// BlockedExtraArgs are more terraform flag prefixes comments may not
-	// pass (--blocked-extra-args), next to -chdir and -plugin-dir.
+	// BlockedExtraArgs are more terraform flags comments may not pass
+	// (--blocked-extra-args), on top of the allowlist in tfargs.go.
 	BlockedExtraArgs []string
 	// VarFileAllowlist are absolute directories whose files a comment may
 	// pass to -var-file (--var-file-allowlist), next to the checkout's.
@@ -78,8 +79,13 @@ func (p Parser) Allowed(name string) bool {
 	if name == Help {
 		return true
 	}
+	// Names no comment can run (policy_check, autoplan) are never allowed,
+	// whatever the list says, as Atlantis drops them from it.
+	if !Name(name).Known() {
+		return false
+	}
 	if p.AllowCommands == nil {
-		return Name(name).Known()
+		return true
 	}
 	for _, a := range p.AllowCommands {
 		if a == name {

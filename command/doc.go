@@ -19,9 +19,12 @@
 //     "$(...)", "|" and "#" are literal text.
 //   - Commands outside Parser.AllowCommands (--allow-commands) are answered
 //     as unknown, with the list of those available.
-//   - Flags are strict: unknown, repeated or valueless flags, stray positional
-//     arguments and arguments to unlock and cancel are errors whose message
-//     is a Markdown reply with the relevant usage.
+//   - Flags are read as pflag (Atlantis's parser) reads them: "-d x",
+//     "-dx", "-d=x", "--dir x", "--dir=x", the last of a repeated flag
+//     winning. Unknown or valueless flags, a long name behind one dash
+//     ("-dir"), stray positional arguments and arguments to unlock and
+//     cancel are errors whose message is a Markdown reply with the
+//     relevant usage.
 //   - The grammar owns both directions: Format writes an atoll.Command as
 //     the comment a user would type, so that commands built by the
 //     dashboard and the API are shown, posted and checked as that text.

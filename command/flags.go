@@ -37,16 +37,46 @@ var commandFlags = map[string][]flagSpec{
 // allFlags is every flag of any command, for spelling hints.
 var allFlags = []flagSpec{dirFlag, workspaceFlag, projectFlag, verboseFlag, helpFlag, noMergeFlag, mergeFlag, policySetFlag, clearFlag}
 
-// lookupFlag finds the flag spelled arg ("-d" or "--dir") among flags. Only
-// these two spellings are accepted: pflag-style attached values ("-dfoo")
-// and single-dash long names ("-dir") are too easy to misread.
-func lookupFlag(flags []flagSpec, arg string) (flagSpec, bool) {
+// readFlag reads arg, which starts with "-", as pflag (Atlantis's flag
+// parser) does: "--name" with an optional "=value", or a shorthand letter
+// with its value attached ("-dstaging"), after "=" ("-d=staging") or in the
+// next word ("-d staging"). It returns the flag, the value when it was
+// given within arg, and the name as the user wrote it (for errors); ok is
+// false when arg names no flag of flags. One spelling pflag reads is
+// refused: a long name behind one dash ("-dir x", which pflag reads as
+// "-d ir") is never what its writer meant, and gets a hint instead.
+func readFlag(flags []flagSpec, arg string) (f flagSpec, value string, hasValue bool, written string, ok bool) {
+	if strings.HasPrefix(arg, "--") {
+		written, value, hasValue = strings.Cut(arg, "=")
+		for _, f := range flags {
+			if written == "--"+f.long {
+				return f, value, hasValue, written, true
+			}
+		}
+		return flagSpec{}, "", false, written, false
+	}
+	written, _, _ = strings.Cut(arg, "=")
+	if isLongName(written[1:]) {
+		return flagSpec{}, "", false, written, false
+	}
+	short, rest := arg[1:2], arg[2:]
 	for _, f := range flags {
-		if (f.short != "" && arg == "-"+f.short) || arg == "--"+f.long {
-			return f, true
+		if f.short != "" && short == f.short {
+			value, hasValue = strings.CutPrefix(rest, "=")
+			return f, value, hasValue || rest != "", "-" + short, true
 		}
 	}
-	return flagSpec{}, false
+	return flagSpec{}, "", false, written, false
+}
+
+// isLongName reports whether name is the long name of any command's flag.
+func isLongName(name string) bool {
+	for _, f := range allFlags {
+		if name == f.long {
+			return true
+		}
+	}
+	return false
 }
 
 // flagHint suggests the right spelling of a misspelt known flag, or "".
@@ -87,7 +117,6 @@ func positional(name string) (min, max int) {
 func (p Parser) parseFlags(name string, args []string) (*Command, error) {
 	flags := commandFlags[name]
 	cmd := &Command{Name: name}
-	seen := map[string]bool{}
 	var words []string
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
@@ -101,20 +130,14 @@ func (p Parser) parseFlags(name string, args []string) (*Command, error) {
 			words = append(words, arg)
 			continue
 		}
-		flagName, value, hasValue := strings.Cut(arg, "=")
-		f, ok := lookupFlag(flags, flagName)
+		f, value, hasValue, written, ok := readFlag(flags, arg)
 		if !ok {
-			return nil, p.usageError(name, "unknown flag %s%s", quote(flagName), flagHint(allFlags, flagName))
+			return nil, p.usageError(name, "unknown flag %s%s", quote(written), flagHint(allFlags, written))
 		}
 		if f.long == "help" {
 			return nil, p.helpReply(name)
 		}
-		// Repeats are refused rather than last-one-wins: "-d a -d b" is a typo.
-		if seen[f.long] {
-			return nil, p.usageError(name, "flag %s given more than once", spelling(f))
-		}
-		seen[f.long] = true
-
+		// A flag given again replaces its earlier value, as in pflag.
 		if !f.takesValue {
 			b := true
 			if hasValue {

@@ -40,6 +40,8 @@ func TestFormatRoundTrip(t *testing.T) {
 		{atoll.Command{Name: "import", Dir: "x", Args: []string{"aws_s3_bucket.b[\"k\"]", "bucket name"}},
 			`atlantis import 'aws_s3_bucket.b["k"]' 'bucket name' -d x`},
 		{atoll.Command{Name: "state", SubName: "rm", Args: []string{"a.b", "c.d"}, Project: "p"}, "atlantis state rm a.b c.d -p p"},
+		{atoll.Command{Name: "import", Dir: "modules/*", Args: []string{"a.b", "id"}}, "atlantis import a.b id -d 'modules/*'"},
+		{atoll.Command{Name: "plan", Dir: "-d", Workspace: "w"}, "atlantis plan -d='-d' -w w"},
 	}
 	for _, tt := range tests {
 		text := command.Format(tt.cmd, "")

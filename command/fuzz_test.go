@@ -23,6 +23,7 @@ func FuzzParse(f *testing.F) {
 		"@atoll-bot plan -p x", "atlantis plan -- -var 'a=b c' -var \"x=\\\"y\\\"\"",
 		"atlantis plan -- --chdir=/x", "atlantis plan -d \"a\\\\..\"", "atlantis unlock",
 		"atlantis plan -d=./ -w=a.b", "ATLANTIS help", "atlantis plan -d 'C:/x'", "atlantis 'a",
+		"atlantis plan -dstaging -wprod", "atlantis apply -d a -d b -p x", "atlantis import -d 'm/*' a b", "atlantis plan -dir x",
 	} {
 		f.Add(s)
 	}

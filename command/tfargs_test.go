@@ -1,6 +1,7 @@
 package command_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -165,11 +166,36 @@ func TestCheckTerraformArgs(t *testing.T) {
 	}
 }
 
-// The operator's --blocked-extra-args still narrows what is allowed.
+// The operator's --blocked-extra-args still narrows what is allowed. It
+// blocks the flag itself, as Terraform reads it, in any spelling and with
+// or without a value, and never another flag that merely starts with the
+// same letters.
 func TestTerraformArgsOperatorBlocks(t *testing.T) {
-	p := command.Parser{BlockedExtraArgs: []string{"-destroy"}}
-	_, err := p.Parse("atlantis plan -- --DESTROY")
-	if err == nil || !strings.Contains(err.Error(), "is not allowed on this server") {
-		t.Fatalf("blocked -destroy: err = %v", err)
+	p := command.Parser{BlockedExtraArgs: []string{"-destroy", "--var", "-refresh"}}
+	tests := []struct {
+		comment string
+		blocked string // the flag the reply names; "" when the comment parses
+	}{
+		{"atlantis plan -- --DESTROY", "--DESTROY"},
+		{"atlantis plan -- -destroy=true", "-destroy"},
+		{"atlantis plan -- -var a=b", "-var"},
+		{"atlantis plan -- --var=a=b", "--var"},
+		{"atlantis plan -- -refresh=false", "-refresh"},
+		{"atlantis import a.b id -- -var=a=b", "-var"},
+		{"atlantis plan -- -var-file=env.tfvars", ""},
+		{"atlantis plan -- -refresh-only", ""},
+		{"atlantis plan -- -target=var.destroy", ""},
+	}
+	for _, tt := range tests {
+		cmd, err := p.Parse(tt.comment)
+		if tt.blocked == "" {
+			if err != nil || cmd == nil {
+				t.Errorf("Parse(%q) = %v, %v; want it parsed", tt.comment, cmd, err)
+			}
+			continue
+		}
+		if want := fmt.Sprintf("terraform flag %q is not allowed on this server", tt.blocked); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q): err = %v, want %q", tt.comment, err, want)
+		}
 	}
 }

@@ -16,11 +16,10 @@ import (
 // that rule out escaping the checkout.
 func (p Parser) validate(cmd *Command) *atoll.Error {
 	if cmd.Dir != "" {
+		// A pattern selects projects for every command, as in Atlantis;
+		// import refuses a selection of more than one when it runs.
 		clean := cleanDir
 		if IsDirPattern(cmd.Dir) {
-			if cmd.Name != Plan && cmd.Name != Apply {
-				return p.usageError(cmd.Name, "invalid -d/--dir %s: glob patterns select projects of plan and apply only; name one directory", quote(cmd.Dir))
-			}
 			clean = cleanPattern
 		}
 		dir, msg := clean(cmd.Dir)
@@ -130,8 +129,8 @@ func cleanDir(dir string) (clean, msg string) {
 func IsDirPattern(dir string) bool { return strings.ContainsAny(dir, "*?[") }
 
 // cleanPattern checks a -d glob pattern as Atlantis does (no "..", valid
-// doublestar syntax) and more (the text rules of a dir, no "\"), and drops
-// a leading "./" or "/".
+// doublestar syntax) and more (the text rules of a dir, no "\"), and
+// cleans it as a path.
 func cleanPattern(dir string) (clean, msg string) {
 	if msg := checkText(dir); msg != "" {
 		return "", msg
@@ -144,7 +143,10 @@ func cleanPattern(dir string) (clean, msg string) {
 	case !doublestar.ValidatePattern(dir):
 		return "", "is not a valid glob pattern"
 	}
-	clean = strings.TrimPrefix(strings.TrimPrefix(dir, "./"), "/")
+	// Cleaning as for a path drops a leading "/" or "./", doubled and
+	// trailing slashes and "." elements, which would otherwise make the
+	// pattern match no project's dir; it has no ".." to resolve.
+	clean = strings.TrimPrefix(path.Clean("/"+dir), "/")
 	if clean == "" {
 		clean = "."
 	}
@@ -207,20 +209,20 @@ func checkText(s string) string {
 	return ""
 }
 
-// blockedFlag returns the flag part of arg (before any "=") when arg is, or
-// starts with, a flag of --blocked-extra-args in its one- or two-dash
-// spelling; else "". Case is ignored so that no variant slips through. The
-// flags no server allows are refused by the allowlist in tfargs.go.
+// blockedFlag returns the flag part of arg (before any "=") when arg is a
+// flag of --blocked-extra-args, in its one- or two-dash spelling, alone or
+// with "=value"; else "". The flag itself must match, as Terraform reads
+// it (Go's flag package): blocking -var leaves -var-file alone. Case is
+// ignored so that no variant slips through. The flags no server allows
+// are refused by the allowlist in tfargs.go.
 func (p Parser) blockedFlag(arg string) string {
-	bare := strings.ToLower(arg)
-	if strings.HasPrefix(bare, "--") {
-		bare = bare[1:]
+	name, _, _, isFlag := splitFlag(arg)
+	if !isFlag {
+		return ""
 	}
 	for _, b := range p.BlockedExtraArgs {
-		if b = strings.ToLower(b); strings.HasPrefix(b, "--") {
-			b = b[1:]
-		}
-		if b != "" && b != "-" && strings.HasPrefix(bare, b) {
+		blocked, _, _, ok := splitFlag(b)
+		if ok && blocked != "" && strings.EqualFold(name, blocked) {
 			flag, _, _ := strings.Cut(arg, "=")
 			return flag
 		}

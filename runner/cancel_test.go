@@ -54,7 +54,7 @@ func TestCancelQueuedRequests(t *testing.T) {
 func TestCancelNotAllowed(t *testing.T) {
 	ctx := context.Background()
 	r := newRunner(t)
-	r.Parser = command.Parser{AllowCommands: command.DefaultAllowCommands}
+	r.Parser = command.Parser{AllowCommands: []string{command.Plan, command.Apply, command.Unlock}}
 	plan, err := r.Enqueue(ctx, event(vcs.EventComment, 1, "atlantis plan"))
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ func TestAllowCommandsFlag(t *testing.T) {
 		want []string
 		err  string
 	}{
-		{nil, nil, []string{"version", "plan", "apply", "unlock", "approve_policies"}, ""},
+		{nil, nil, []string{"version", "plan", "apply", "unlock", "approve_policies", "cancel"}, ""},
 		{[]string{"--allow-commands", "all"}, nil, []string{"version", "plan", "apply", "cancel", "unlock", "approve_policies", "import", "state"}, ""},
 		{[]string{"--allow-commands", "plan, apply,plan"}, nil, []string{"plan", "apply"}, ""},
 		{[]string{"--allow-commands", ""}, nil, []string{}, ""},

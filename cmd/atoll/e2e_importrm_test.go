@@ -70,11 +70,11 @@ func (e *importRmE2E) reply(comment string) string {
 }
 
 // state rm and import end to end, with the real Terraform: a state rm
-// removes an applied resource, an import brings one in, each discards the
-// project's unapplied plan (an apply then finds none), import_requirements
-// refuse an import until the pull request is approved, a target outside
-// the repository is refused, and neither command sets a commit status, as
-// in Atlantis.
+// removes an applied resource, an import brings one in (both selecting the
+// project with a -d glob), each discards the project's unapplied plan (an
+// apply then finds none), import_requirements refuse an import until the
+// pull request is approved, a target outside the repository is refused,
+// and neither command sets a commit status, as in Atlantis.
 func TestImportRmEndToEnd(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "app.tfstate")
 	e := &importRmE2E{e2e: newE2EWith(t, map[string]string{"app/main.tf": importApp(state)}, func(c *main.Config) {
@@ -89,7 +89,8 @@ func TestImportRmEndToEnd(t *testing.T) {
 		t.Fatalf("state after apply = %v", got)
 	}
 
-	rm := e.reply("atlantis state rm -d app terraform_data.x")
+	// A -d glob selects the project for state rm and import too, as in Atlantis.
+	rm := e.reply("atlantis state rm -d 'ap*' terraform_data.x")
 	mustContain(t, "state rm", rm, "Ran State `rm` for dir: `app` workspace: `default`", "Removed terraform_data.x",
 		"**State rm successful.**", "plan again before applying", "`atlantis plan -d app`")
 	if got := stateResources(t, state); len(got) != 1 || got["terraform_data.y"] == "" {
@@ -106,7 +107,7 @@ func TestImportRmEndToEnd(t *testing.T) {
 	}
 
 	e.gh.setPull(1, fakePull{HeadSHA: sha, HeadRef: "grow", BaseSHA: e.base, BaseRef: "main", Files: []string{"app/main.tf"}, Approved: true})
-	imported := e.reply("atlantis import -d app terraform_data.x imported-id")
+	imported := e.reply("atlantis import -d 'a*' terraform_data.x imported-id")
 	mustContain(t, "import", imported, "Ran Import for dir: `app` workspace: `default`", `Importing from ID "imported-id"`,
 		"**Import successful.**", "unapplied plan was discarded")
 	if got := stateResources(t, state)["terraform_data.x"]; got != "imported-id" {
@@ -174,7 +175,8 @@ workflows:
 	if got := stateResources(t, state)["terraform_data.x"]; got != "abc" {
 		t.Fatalf("terraform_data.x id = %q, want abc", got)
 	}
-	rm := e.reply("atlantis state rm -d app terraform_data.x")
+	// A -d glob selects the project for state rm and import too, as in Atlantis.
+	rm := e.reply("atlantis state rm -d 'ap*' terraform_data.x")
 	mustContain(t, "custom state rm", rm, "before state rm", "Removed terraform_data.x", "**State rm successful.**")
 	if got := stateResources(t, state); len(got) != 0 {
 		t.Fatalf("state after state rm = %v", got)

@@ -89,7 +89,7 @@ func TestFlagTable(t *testing.T) {
 	// The defaults are the fields' values of a new Main.
 	m := NewMain()
 	if m.Config.Port != 4141 || m.Config.TFDistribution != "terraform" || !m.Config.EnableDiffMarkdownFormat ||
-		strings.Join(m.Config.AllowCommands, ",") != "version,plan,apply,unlock,approve_policies" || m.Config.Retention.Events != 365*24*time.Hour {
+		strings.Join(m.Config.AllowCommands, ",") != "version,plan,apply,unlock,approve_policies,cancel" || m.Config.Retention.Events != 365*24*time.Hour {
 		t.Errorf("NewMain's defaults: %+v", m.Config)
 	}
 }
