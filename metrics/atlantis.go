@@ -118,13 +118,11 @@ func (a *Atlantis) record(name, outcome string, labels, values []string, d time.
 // Atoll passes, so that would be Atoll's own bug: it is not recorded
 // rather than the command failing). It needs a.mu, but for New.
 func (a *Atlantis) counter(name string, labels, values []string) prometheus.Counter {
-	v := a.counters[name]
+	v := vec(a.reg, a.counters, name, func() *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: prefix + name, Help: prefix + name + " counter"}, labels)
+	})
 	if v == nil {
-		v = prometheus.NewCounterVec(prometheus.CounterOpts{Name: prefix + name, Help: prefix + name + " counter"}, labels)
-		if v = register(a.reg, v); v == nil {
-			return nil
-		}
-		a.counters[name] = v
+		return nil
 	}
 	c, err := v.GetMetricWithLabelValues(values...)
 	if err != nil {
@@ -135,13 +133,11 @@ func (a *Atlantis) counter(name string, labels, values []string) prometheus.Coun
 
 // summary is name's summary of values, as counter. It needs a.mu.
 func (a *Atlantis) summary(name string, labels, values []string) prometheus.Observer {
-	v := a.summaries[name]
+	v := vec(a.reg, a.summaries, name, func() *prometheus.SummaryVec {
+		return prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: prefix + name, Help: prefix + name + " summary", Objectives: objectives}, labels)
+	})
 	if v == nil {
-		v = prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: prefix + name, Help: prefix + name + " summary", Objectives: objectives}, labels)
-		if v = register(a.reg, v); v == nil {
-			return nil
-		}
-		a.summaries[name] = v
+		return nil
 	}
 	o, err := v.GetMetricWithLabelValues(values...)
 	if err != nil {
@@ -150,21 +146,27 @@ func (a *Atlantis) summary(name string, labels, values []string) prometheus.Obse
 	return o
 }
 
-// register registers c in reg, or returns the collector registered under
-// the same name and labels already; nil when it cannot be registered.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	err := reg.Register(c)
-	var dup prometheus.AlreadyRegisteredError
-	switch {
-	case err == nil:
-		return c
-	case errors.As(err, &dup):
-		if prev, ok := dup.ExistingCollector.(C); ok {
-			return prev
-		}
+// vec is vecs[name], or else the vector mk makes, registered in reg and
+// kept in vecs (the one already registered under its name and labels, if
+// any); nil when it cannot be registered.
+func vec[V prometheus.Collector](reg prometheus.Registerer, vecs map[string]V, name string, mk func() V) V {
+	var zero V
+	if v, ok := vecs[name]; ok {
+		return v
 	}
-	var zero C
-	return zero
+	v := mk()
+	var dup prometheus.AlreadyRegisteredError
+	if err := reg.Register(v); errors.As(err, &dup) {
+		prev, ok := dup.ExistingCollector.(V)
+		if !ok {
+			return zero
+		}
+		v = prev
+	} else if err != nil {
+		return zero
+	}
+	vecs[name] = v
+	return v
 }
 
 // sanitize makes a name as tally's Prometheus sanitizer does: anything

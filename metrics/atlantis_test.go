@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -32,31 +33,14 @@ func TestAtlantisNamesAndLabels(t *testing.T) {
 	a.ProjectRun("state rm", p, metrics.Failure, time.Second)
 	a.Command("cmd_comment_plan", metrics.Error, 3*time.Second)
 
-	want := `
-# HELP atlantis_project_plan_execution_success atlantis_project_plan_execution_success counter
-# TYPE atlantis_project_plan_execution_success counter
-atlantis_project_plan_execution_success{` + projectLabels + `} 2
-# HELP atlantis_project_state_rm_execution_failure atlantis_project_state_rm_execution_failure counter
-# TYPE atlantis_project_state_rm_execution_failure counter
-atlantis_project_state_rm_execution_failure{` + projectLabels + `} 1
-# HELP atlantis_project_execution_success atlantis_project_execution_success counter
-# TYPE atlantis_project_execution_success counter
-atlantis_project_execution_success{` + emptyProject + `} 0
-# HELP atlantis_project_execution_failure atlantis_project_execution_failure counter
-# TYPE atlantis_project_execution_failure counter
-atlantis_project_execution_failure{` + emptyProject + `} 0
-# HELP atlantis_cmd_comment_plan_execution_error atlantis_cmd_comment_plan_execution_error counter
-# TYPE atlantis_cmd_comment_plan_execution_error counter
-atlantis_cmd_comment_plan_execution_error 1
-# HELP atlantis_cmd_comment_plan_execution_success atlantis_cmd_comment_plan_execution_success counter
-# TYPE atlantis_cmd_comment_plan_execution_success counter
-atlantis_cmd_comment_plan_execution_success 0
-# HELP atlantis_cmd_autoplan_execution_success atlantis_cmd_autoplan_execution_success counter
-# TYPE atlantis_cmd_autoplan_execution_success counter
-atlantis_cmd_autoplan_execution_success 0
-# HELP atlantis_pullclosed_cleanup_execution_error atlantis_pullclosed_cleanup_execution_error counter
-# TYPE atlantis_pullclosed_cleanup_execution_error counter
-atlantis_pullclosed_cleanup_execution_error 0
+	want := counter("atlantis_project_plan_execution_success", projectLabels, 2) +
+		counter("atlantis_project_state_rm_execution_failure", projectLabels, 1) +
+		counter("atlantis_project_execution_success", emptyProject, 0) + // as Atlantis starts
+		counter("atlantis_project_execution_failure", emptyProject, 0) +
+		counter("atlantis_cmd_comment_plan_execution_error", "", 1) +
+		counter("atlantis_cmd_comment_plan_execution_success", "", 0) +
+		counter("atlantis_cmd_autoplan_execution_success", "", 0) +
+		counter("atlantis_pullclosed_cleanup_execution_error", "", 0) + `
 # HELP atlantis_cmd_comment_plan_execution_time atlantis_cmd_comment_plan_execution_time summary
 # TYPE atlantis_cmd_comment_plan_execution_time summary
 atlantis_cmd_comment_plan_execution_time{quantile="0.5"} 3
@@ -119,6 +103,15 @@ func TestAtlantisConflictingNameDropped(t *testing.T) {
 	if len(mf.Metric) != 1 || mf.Metric[0].GetCounter().GetValue() != 0 || len(mf.Metric[0].Label) != 7 {
 		t.Errorf("atlantis_project_execution_success = %v, want its one project series at 0", mf.Metric)
 	}
+}
+
+// counter is a counter's exposition as tally's reporter writes it: the
+// name and its type as help text; labels are written within braces.
+func counter(name, labels string, value int) string {
+	if labels != "" {
+		labels = "{" + labels + "}"
+	}
+	return fmt.Sprintf("# HELP %s %s counter\n# TYPE %s counter\n%s%s %d\n", name, name, name, name, labels, value)
 }
 
 func family(t *testing.T, g prometheus.Gatherer, name string) *dto.MetricFamily {
