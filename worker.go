@@ -195,6 +195,20 @@ type DispatchService interface {
 	// PruneDispatchResults drops the results (plan files, show JSON) kept
 	// for jobs that have ended: the runner stored what it needed.
 	PruneDispatchResults(ctx context.Context) error
+	// PoolQueues is each execution pool's backlog, by pool name:
+	// PoolLocal and every pool with an unrevoked worker token always (at
+	// zero when idle), any other pool while it has work waiting.
+	PoolQueues(ctx context.Context) ([]PoolQueue, error)
+}
+
+// PoolQueue is the backlog of one execution pool: what waits to run there.
+type PoolQueue struct {
+	Pool string `json:"pool"`
+	// Jobs are the pool's jobs queued and not started yet.
+	Jobs int `json:"jobs"`
+	// Dispatches are the pool's jobs started and handed to its workers,
+	// not claimed yet (always zero for PoolLocal, which has no workers).
+	Dispatches int `json:"dispatches"`
 }
 
 // WorkerHello is a worker's claim: who it is, the pool it serves (it must

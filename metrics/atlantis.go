@@ -1,19 +1,24 @@
 // Package metrics keeps the counters and timings Atlantis exposes on its
-// Prometheus endpoint, under Atlantis's names and labels, so that a Grafana
-// dashboard built for Atlantis keeps working. They count what this process
-// did since it started (as Atlantis's, which are per process too): with
-// several Atoll nodes, each reports its own.
+// Prometheus endpoint, under Atlantis's names, types and labels, so that a
+// Grafana dashboard built for Atlantis keeps working. They count what this
+// process did since it started (as Atlantis's, which are per process too):
+// with several Atoll nodes, each reports its own.
+//
+// Atlantis records through tally, whose Prometheus reporter decides the
+// shape: every name is prefixed "atlantis_", a timer is a summary of
+// seconds with the quantiles below, and the help text is the name and its
+// type. The metrics are registered in the registry the server hands over
+// (one per server, never Prometheus's global one), each on first use, as
+// tally does.
 package metrics
 
 import (
-	"fmt"
-	"io"
-	"maps"
-	"math"
-	"slices"
+	"errors"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Outcomes of an execution, Atlantis's counter suffixes: success; failure,
@@ -26,56 +31,49 @@ const (
 	timeSfx = "execution_time"
 )
 
+// prefix is Atlantis's default stats namespace, joined by tally's "_".
+const prefix = "atlantis_"
+
 // Project identifies one project run, Atlantis's project scope tags.
 type Project struct {
 	BaseRepo, PullNumber, Project, ProjectPath, Workspace string
 	TerraformDistribution, TerraformVersion               string
 }
 
-// projectLabels are the label names of Atlantis's project metrics, in the
-// order tally's Prometheus reporter writes them (sorted).
+// projectLabels are the label names of Atlantis's project metrics: the
+// snake_case names of its project scope tags (the exposition sorts them).
 var projectLabels = []string{"base_repo", "pr_number", "project", "project_path", "terraform_distribution", "terraform_version", "workspace"}
 
 func (p Project) values() []string {
 	return []string{p.BaseRepo, p.PullNumber, p.Project, p.ProjectPath, p.TerraformDistribution, p.TerraformVersion, p.Workspace}
 }
 
-// keepSamples bounds the timings kept per series for the summary's
-// quantiles: the latest ones.
-const keepSamples = 512
-
-// quantiles are those of tally's Prometheus summaries.
-var quantiles = []float64{0.5, 0.75, 0.95, 0.99, 0.999}
-
-type series struct {
-	labels []string // values of the metric's label names
-	n      float64  // counters
-	// summaries
-	count   int64
-	sum     float64
-	samples []float64
-}
-
-type family struct {
-	kind   string // counter or summary
-	labels []string
-	series map[string]*series
-}
+// objectives are the quantiles (with their allowed error) of the summaries
+// tally's Prometheus reporter makes by default. Like it, the summaries keep
+// client_golang's default window (the last 10 minutes).
+var objectives = map[float64]float64{0.5: 0.01, 0.75: 0.001, 0.95: 0.001, 0.99: 0.001, 0.999: 0.0001}
 
 // Atlantis holds the metrics. The zero value is not usable: use New. A nil
 // *Atlantis records nothing.
 type Atlantis struct {
-	mu       sync.Mutex
-	families map[string]*family
+	reg prometheus.Registerer
+
+	mu        sync.Mutex
+	counters  map[string]*prometheus.CounterVec
+	summaries map[string]*prometheus.SummaryVec
 }
 
-// New returns empty metrics with Atlantis's always-present command
-// counters at zero, as Atlantis initialises them.
-func New() *Atlantis {
-	a := &Atlantis{families: map[string]*family{}}
+// New registers in reg the counters Atlantis starts with at zero: its
+// project outcomes (with every project label empty), and the outcomes of
+// the autoplan, plan and apply comments and of pull request cleanup.
+func New(reg prometheus.Registerer) *Atlantis {
+	a := &Atlantis{reg: reg, counters: map[string]*prometheus.CounterVec{}, summaries: map[string]*prometheus.SummaryVec{}}
+	for _, o := range []string{Success, Error, Failure} {
+		a.counter("project_"+o, projectLabels, Project{}.values())
+	}
 	for _, scope := range []string{"cmd_autoplan", "cmd_comment_plan", "cmd_comment_apply", "pullclosed_cleanup"} {
 		for _, o := range []string{Success, Error} {
-			a.add(scope+"_"+o, "counter", nil, nil, 0)
+			a.counter(scope+"_"+o, nil, nil)
 		}
 	}
 	return a
@@ -90,10 +88,7 @@ func (a *Atlantis) ProjectRun(command string, p Project, outcome string, d time.
 		return
 	}
 	name := "project_" + sanitize(command) + "_"
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.add(name+outcome, "counter", projectLabels, p.values(), 1)
-	a.observe(name+timeSfx, projectLabels, p.values(), d)
+	a.record(name, outcome, projectLabels, p.values(), d)
 }
 
 // Command records one command of a pull request: scope is Atlantis's
@@ -103,100 +98,75 @@ func (a *Atlantis) Command(scope, outcome string, d time.Duration) {
 	if a == nil {
 		return
 	}
-	scope = sanitize(scope)
+	a.record(sanitize(scope)+"_", outcome, nil, nil, d)
+}
+
+// record counts an outcome and observes its time under name's family.
+func (a *Atlantis) record(name, outcome string, labels, values []string, d time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.add(scope+"_"+outcome, "counter", nil, nil, 1)
-	a.observe(scope+"_"+timeSfx, nil, nil, d)
+	if c := a.counter(name+outcome, labels, values); c != nil {
+		c.Inc()
+	}
+	if s := a.summary(name+timeSfx, labels, values); s != nil {
+		s.Observe(d.Seconds())
+	}
 }
 
-// add needs a.mu.
-func (a *Atlantis) add(name, kind string, labels, values []string, n float64) *series {
-	f := a.families[name]
-	if f == nil {
-		f = &family{kind: kind, labels: labels, series: map[string]*series{}}
-		a.families[name] = f
+// counter is name's counter of values, registered on first use; nil when
+// name is taken by a metric of other labels (a name is made of the scope
+// Atoll passes, so that would be Atoll's own bug: it is not recorded
+// rather than the command failing). It needs a.mu, but for New.
+func (a *Atlantis) counter(name string, labels, values []string) prometheus.Counter {
+	v := vec(a.reg, a.counters, name, func() *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: prefix + name, Help: prefix + name + " counter"}, labels)
+	})
+	if v == nil {
+		return nil
 	}
-	key := strings.Join(values, "\x00")
-	s := f.series[key]
-	if s == nil {
-		s = &series{labels: values}
-		f.series[key] = s
+	c, err := v.GetMetricWithLabelValues(values...)
+	if err != nil {
+		return nil
 	}
-	s.n += n
-	return s
+	return c
 }
 
-// observe needs a.mu.
-func (a *Atlantis) observe(name string, labels, values []string, d time.Duration) {
-	s := a.add(name, "summary", labels, values, 0)
-	v := d.Seconds()
-	s.count++
-	s.sum += v
-	if len(s.samples) == keepSamples {
-		s.samples = append(s.samples[:0], s.samples[1:]...)
+// summary is name's summary of values, as counter. It needs a.mu.
+func (a *Atlantis) summary(name string, labels, values []string) prometheus.Observer {
+	v := vec(a.reg, a.summaries, name, func() *prometheus.SummaryVec {
+		return prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: prefix + name, Help: prefix + name + " summary", Objectives: objectives}, labels)
+	})
+	if v == nil {
+		return nil
 	}
-	s.samples = append(s.samples, v)
+	o, err := v.GetMetricWithLabelValues(values...)
+	if err != nil {
+		return nil
+	}
+	return o
 }
 
-// WriteTo writes the metrics in the Prometheus text format, each name with
-// Atlantis's "atlantis_" prefix.
-func (a *Atlantis) WriteTo(w io.Writer) (int64, error) {
-	if a == nil {
-		return 0, nil
+// vec is vecs[name], or else the vector mk makes, registered in reg and
+// kept in vecs (the one already registered under its name and labels, if
+// any); nil when it cannot be registered.
+func vec[V prometheus.Collector](reg prometheus.Registerer, vecs map[string]V, name string, mk func() V) V {
+	var zero V
+	if v, ok := vecs[name]; ok {
+		return v
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var b strings.Builder
-	for _, n := range slices.Sorted(maps.Keys(a.families)) {
-		f := a.families[n]
-		full := "atlantis_" + n
-		fmt.Fprintf(&b, "# HELP %s %s %s\n# TYPE %s %s\n", full, full, f.kind, full, f.kind)
-		for _, k := range slices.Sorted(maps.Keys(f.series)) {
-			s := f.series[k]
-			if f.kind == "counter" {
-				fmt.Fprintf(&b, "%s%s %s\n", full, labelText(f.labels, s.labels, ""), num(s.n))
-				continue
-			}
-			sorted := slices.Clone(s.samples)
-			slices.Sort(sorted)
-			for _, q := range quantiles {
-				fmt.Fprintf(&b, "%s%s %s\n", full, labelText(f.labels, s.labels, num(q)), num(quantile(sorted, q)))
-			}
-			fmt.Fprintf(&b, "%s_sum%s %s\n%s_count%s %d\n", full, labelText(f.labels, s.labels, ""), num(s.sum), full, labelText(f.labels, s.labels, ""), s.count)
+	v := mk()
+	var dup prometheus.AlreadyRegisteredError
+	if err := reg.Register(v); errors.As(err, &dup) {
+		prev, ok := dup.ExistingCollector.(V)
+		if !ok {
+			return zero
 		}
+		v = prev
+	} else if err != nil {
+		return zero
 	}
-	n, err := io.WriteString(w, b.String())
-	return int64(n), err
-}
-
-func labelText(names, values []string, q string) string {
-	var parts []string
-	for i, n := range names {
-		parts = append(parts, fmt.Sprintf("%s=%q", n, values[i]))
-	}
-	if q != "" {
-		parts = append(parts, fmt.Sprintf("quantile=%q", q))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "{" + strings.Join(parts, ",") + "}"
-}
-
-func quantile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[max(i, 0)]
-}
-
-func num(v float64) string {
-	if math.IsNaN(v) {
-		return "NaN"
-	}
-	return fmt.Sprintf("%g", v)
+	vecs[name] = v
+	return v
 }
 
 // sanitize makes a name as tally's Prometheus sanitizer does: anything

@@ -172,6 +172,7 @@ type DispatchService struct {
 	AckDispatchLogsFn      func(ctx context.Context, jobID int64, jobTokenHash []byte, seq int64, lease time.Duration) error
 	PruneDispatchResultsFn func(ctx context.Context) error
 	ClaimPinnedDispatchFn  func(ctx context.Context, claimHash []byte, worker string, jobTokenHash []byte, lease time.Duration) (*atoll.Dispatch, error)
+	PoolQueuesFn           func(ctx context.Context) ([]atoll.PoolQueue, error)
 }
 
 func (d *DispatchService) ClaimPinnedDispatch(ctx context.Context, claimHash []byte, worker string, jobTokenHash []byte, lease time.Duration) (*atoll.Dispatch, error) {
@@ -248,6 +249,10 @@ func (d *DispatchService) CancelDispatch(ctx context.Context, jobID int64) error
 
 func (d *DispatchService) Dispatches(ctx context.Context, states ...string) ([]*atoll.Dispatch, error) {
 	return d.DispatchesFn(ctx, states...)
+}
+
+func (d *DispatchService) PoolQueues(ctx context.Context) ([]atoll.PoolQueue, error) {
+	return d.PoolQueuesFn(ctx)
 }
 
 // Drifter is an atoll.Drifter.

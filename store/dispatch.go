@@ -419,6 +419,24 @@ func (db *DB) Dispatches(ctx context.Context, states ...string) ([]*atoll.Dispat
 	return collect(rows, err, "dispatches", scanDispatch)
 }
 
+// PoolQueues counts each pool's queued jobs (a job's pool is in its spec;
+// none is the local pool) and queued dispatches; the local pool and those
+// of unrevoked worker tokens are listed at zero when idle.
+func (db *DB) PoolQueues(ctx context.Context) ([]atoll.PoolQueue, error) {
+	rows, err := db.reader().QueryContext(ctx, `
+		SELECT pool, SUM(jobs), SUM(dispatches) FROM (
+			SELECT ? AS pool, 0 AS jobs, 0 AS dispatches
+			UNION ALL SELECT pool, 0, 0 FROM worker_tokens WHERE revoked_at IS NULL
+			UNION ALL SELECT COALESCE(NULLIF(json_extract(spec, '$.pool'), ''), ?), 1, 0 FROM jobs WHERE state = ?
+			UNION ALL SELECT pool, 0, 1 FROM dispatches WHERE state = ?
+		) GROUP BY pool ORDER BY pool`, atoll.PoolLocal, atoll.PoolLocal, atoll.JobQueued, atoll.DispatchQueued)
+	return collect(rows, err, "pool queues", func(sc scanner) (atoll.PoolQueue, error) {
+		var q atoll.PoolQueue
+		err := sc.Scan(&q.Pool, &q.Jobs, &q.Dispatches)
+		return q, err
+	})
+}
+
 // PruneDispatchResults drops the stored results (plan files, show JSON)
 // of dispatches whose jobs ended: the runner stored what it needed.
 func (db *DB) PruneDispatchResults(ctx context.Context) error {

@@ -16,64 +16,64 @@ import (
 
 // handleEvents receives VCS webhooks. The answer is sent only after the
 // webhook and the work it queues are committed; the work happens later.
+// Each is counted by result, with the time from its arrival to its answer.
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	result := s.receiveWebhook(w, r)
+	s.Metrics.Webhook(result, time.Since(start))
+}
+
+// receiveWebhook answers a webhook and returns its result: queued,
+// ignored, rejected or error.
 //
 // Hostile clients are turned away cheaply: the signature header is checked
 // before the body is read, bodies over maxBody get 413 (unread when they
 // say so up front), and bodies being read share a memory budget.
-func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+func (s *Server) receiveWebhook(w http.ResponseWriter, r *http.Request) string {
 	provider, err := s.webhookProvider(r)
 	if err != nil {
-		s.Metrics.Webhook("rejected")
 		s.error(w, r, err)
-		return
+		return "rejected"
 	}
 	if err := provider.CheckWebhook(r.Header); err != nil {
 		w.Header().Set("Connection", "close") // rather than read the body
-		s.rejectWebhook(w, r, err)
-		return
+		return s.rejectWebhook(w, r, err)
 	}
 	if s.Commands == nil {
-		s.Metrics.Webhook("error")
 		s.error(w, r, atoll.Errorf(atoll.EUNAVAILABLE, "This server runs no commands."))
-		return
+		return "error"
 	}
 	defer s.Commands.Receiving()()
 	body, status, err := s.readWebhook(w, r)
 	if err != nil {
 		w.Header().Set("Connection", "close") // rather than read the rest
-		s.Metrics.Webhook("rejected")
 		writeJSON(w, status, map[string]string{"error": atoll.ErrorMessage(err)})
-		return
+		return "rejected"
 	}
 	ev, err := provider.ParseWebhook(r, body)
 	if err != nil {
-		s.rejectWebhook(w, r, err)
-		return
+		return s.rejectWebhook(w, r, err)
 	}
 	if ev == nil {
-		s.Metrics.Webhook("ignored")
 		writeJSON(w, http.StatusOK, map[string]any{"queued": false, "message": "Ignored: not an event Atoll acts on."})
-		return
+		return "ignored"
 	}
 	id, err := s.Commands.Receive(r.Context(), ev)
-	queued := id != 0
 	if err != nil {
-		s.Metrics.Webhook("error")
 		s.error(w, r, err)
-		return
+		return "error"
 	}
-	result := "ignored"
-	if queued {
-		result = "queued"
-	}
-	s.Metrics.Webhook(result)
+	queued := id != 0
 	writeJSON(w, http.StatusOK, map[string]any{"queued": queued})
+	if queued {
+		return "queued"
+	}
+	return "ignored"
 }
 
 // rejectWebhook answers a webhook the provider refused. Bad signatures are
 // logged, at most once per remote host per WarnInterval.
-func (s *Server) rejectWebhook(w http.ResponseWriter, r *http.Request, err error) {
-	s.Metrics.Webhook("rejected")
+func (s *Server) rejectWebhook(w http.ResponseWriter, r *http.Request, err error) string {
 	if atoll.ErrorCode(err) == atoll.EUNAUTHORIZED {
 		if ok, suppressed := s.warns.allow(r.RemoteAddr, time.Now()); ok {
 			s.Logger.Warn("webhook rejected", "remote", r.RemoteAddr, "reason", atoll.ErrorMessage(err),
@@ -81,6 +81,7 @@ func (s *Server) rejectWebhook(w http.ResponseWriter, r *http.Request, err error
 		}
 	}
 	s.error(w, r, err)
+	return "rejected"
 }
 
 // webhookWait is how long a webhook waits for room in the body budget

@@ -1,111 +1,176 @@
 package web
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
-	"sort"
-	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/atollhq/atoll"
 	"github.com/atollhq/atoll/metrics"
 )
 
-// Metrics counts what happens in this process; gauges of durable state are
-// read from the store at scrape time.
+// Metrics is what this process records for /metrics, in one Prometheus
+// registry per server: never Prometheus's global one, so that servers
+// sharing a process (tests, a demo) keep theirs apart. Gauges of durable
+// state are not kept here: each scrape reads them (see handleMetrics).
 type Metrics struct {
-	mu       sync.Mutex
-	webhooks map[string]int64
-	// Atlantis are the job and command counters under Atlantis's names,
-	// which the runner records (the same value as its Metrics).
+	// Registry holds the Go runtime and process collectors, the webhook
+	// metrics and Atlantis's.
+	Registry *prometheus.Registry
+	// Atlantis are the job and command metrics under Atlantis's names,
+	// registered in Registry; the runner records them.
 	Atlantis *metrics.Atlantis
+	webhooks *prometheus.CounterVec
+	intake   *prometheus.HistogramVec
 }
 
-// NewMetrics returns zeroed counters.
-func NewMetrics() *Metrics { return &Metrics{webhooks: map[string]int64{}, Atlantis: metrics.New()} }
+// webhookResults are the results a webhook is counted under.
+var webhookResults = []string{"queued", "ignored", "rejected", "error"}
 
-// Webhook counts one webhook by result (queued, ignored, rejected, error).
-func (m *Metrics) Webhook(result string) {
-	m.mu.Lock()
-	m.webhooks[result]++
-	m.mu.Unlock()
+// intakeBuckets bound the webhook intake histogram, from 1 ms (a
+// redelivery or an ignored event) to 10 s (a commit stuck behind a busy
+// database or a full body budget).
+var intakeBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+
+// NewMetrics makes the server's registry and what it records. Every
+// webhook result starts at zero, so that rates exist before the first.
+func NewMetrics() *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{
+		Registry: reg,
+		Atlantis: metrics.New(reg),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "atoll_webhooks_total", Help: "Webhooks received, by result."}, []string{"result"}),
+		intake: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "atoll_webhook_intake_seconds",
+			Help: "Time from a webhook's arrival to its answer (its request committed), by result.", Buckets: intakeBuckets}, []string{"result"}),
+	}
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), m.webhooks, m.intake)
+	for _, r := range webhookResults {
+		m.webhooks.WithLabelValues(r)
+		m.intake.WithLabelValues(r)
+	}
+	return m
 }
 
-// handleMetrics writes the Prometheus text format.
+// Webhook records one webhook's result (queued, ignored, rejected, error)
+// and how long it took to answer.
+func (m *Metrics) Webhook(result string, took time.Duration) {
+	m.webhooks.WithLabelValues(result).Inc()
+	m.intake.WithLabelValues(result).Observe(took.Seconds())
+}
+
+// handleMetrics serves the Prometheus exposition: the server's registry,
+// and gauges read for this scrape with its context. A standby reads no
+// database (its copy is in motion, or not open yet): it shows its node
+// gauges only.
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	fmt.Fprintln(w, "# HELP atoll_webhooks_total Webhooks received, by result.")
-	fmt.Fprintln(w, "# TYPE atoll_webhooks_total counter")
-	s.Metrics.mu.Lock()
-	results := make([]string, 0, len(s.Metrics.webhooks))
-	for k := range s.Metrics.webhooks {
-		results = append(results, k)
-	}
-	sort.Strings(results)
-	for _, k := range results {
-		fmt.Fprintf(w, "atoll_webhooks_total{result=%q} %d\n", k, s.Metrics.webhooks[k])
-	}
-	s.Metrics.mu.Unlock()
-	// Per process, on a standby too (its counters stay at zero).
-	if _, err := s.Metrics.Atlantis.WriteTo(w); err != nil {
+	gauges, err := s.scrapeGauges(r.Context())
+	if err != nil {
+		s.error(w, r, err)
 		return
 	}
-
-	st := s.fullStatus(ctx)
-	fmt.Fprintln(w, "# HELP atoll_node_active 1 on the active node, 0 on a standby.")
-	fmt.Fprintln(w, "# TYPE atoll_node_active gauge")
-	fmt.Fprintf(w, "atoll_node_active{node=%q,active_node=%q} %d\n", st.Node, st.ActiveNode, b2i(st.Role == atoll.RoleActive))
-	fmt.Fprintln(w, "# HELP atoll_node_epoch The lease generation this node knows of.")
-	fmt.Fprintln(w, "# TYPE atoll_node_epoch gauge")
-	fmt.Fprintf(w, "atoll_node_epoch %d\n", st.Epoch)
-	if st.LeaseExpiresAt != nil {
-		fmt.Fprintln(w, "# HELP atoll_lease_expiry_seconds When the active node's lease expires (Unix time).")
-		fmt.Fprintln(w, "# TYPE atoll_lease_expiry_seconds gauge")
-		fmt.Fprintf(w, "atoll_lease_expiry_seconds %d\n", st.LeaseExpiresAt.Unix())
+	scrape := prometheus.NewRegistry()
+	if err := scrape.Register(gauges); err != nil {
+		s.error(w, r, err)
+		return
 	}
-	if r := st.Replication; r != nil && r.URL != "" {
-		fmt.Fprintln(w, "# HELP atoll_replication_lag_ms How far a standby's copy is behind the replica.")
-		fmt.Fprintln(w, "# TYPE atoll_replication_lag_ms gauge")
-		fmt.Fprintf(w, "atoll_replication_lag_ms %d\n", r.LagMS)
-		fmt.Fprintln(w, "# HELP atoll_replication_txid Local and remote (replica) transaction ids.")
-		fmt.Fprintln(w, "# TYPE atoll_replication_txid gauge")
-		fmt.Fprintf(w, "atoll_replication_txid{side=\"local\"} %d\natoll_replication_txid{side=\"remote\"} %d\n", r.LocalTXID, r.RemoteTXID)
+	promhttp.HandlerFor(prometheus.Gatherers{s.Metrics.Registry, scrape}, promhttp.HandlerOpts{
+		ErrorLog: promLog{s.Logger}, ErrorHandling: promhttp.ContinueOnError,
+	}).ServeHTTP(w, r)
+}
+
+// promLog logs promhttp's errors (a collector that failed: the scrape
+// goes on without it).
+type promLog struct{ l *slog.Logger }
+
+func (p promLog) Println(v ...any) { p.l.Warn("metrics: " + fmt.Sprint(v...)) }
+
+// gaugeSet is the gauges of one scrape. It describes nothing: which
+// series it has depends on the node's role and the store's contents.
+type gaugeSet []prometheus.Metric
+
+func (gaugeSet) Describe(chan<- *prometheus.Desc) {}
+
+func (g gaugeSet) Collect(ch chan<- prometheus.Metric) {
+	for _, m := range g {
+		ch <- m
+	}
+}
+
+var (
+	nodeActiveDesc = prometheus.NewDesc("atoll_node_active", "1 on the active node, 0 on a standby.", []string{"node", "active_node"}, nil)
+	nodeEpochDesc  = prometheus.NewDesc("atoll_node_epoch", "The lease generation this node knows of.", nil, nil)
+	leaseDesc      = prometheus.NewDesc("atoll_lease_expiry_seconds", "When the active node's lease expires (Unix time).", nil, nil)
+	lagDesc        = prometheus.NewDesc("atoll_replication_lag_ms", "How far a standby's copy is behind the replica.", nil, nil)
+	txidDesc       = prometheus.NewDesc("atoll_replication_txid", "Local and remote (replica) transaction ids.", []string{"side"}, nil)
+	requestsDesc   = prometheus.NewDesc("atoll_requests", "Requests (autoplan, comment, close) by state.", []string{"state"}, nil)
+	locksDesc      = prometheus.NewDesc("atoll_locks", "Project locks held.", nil, nil)
+	jobsDesc       = prometheus.NewDesc("atoll_jobs", "Jobs by kind and state.", []string{"kind", "state"}, nil)
+	poolJobsDesc   = prometheus.NewDesc("atoll_pool_queued_jobs", "Jobs queued and not started, by execution pool.", []string{"pool"}, nil)
+	poolDispDesc   = prometheus.NewDesc("atoll_pool_queued_dispatches", "Jobs handed to an execution pool's workers and not claimed yet, by pool.", []string{"pool"}, nil)
+)
+
+func gauge(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
+	return prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+// scrapeGauges are the node's gauges and, on the active node, the store's.
+func (s *Server) scrapeGauges(ctx context.Context) (gaugeSet, error) {
+	st := s.fullStatus(ctx)
+	g := gaugeSet{
+		gauge(nodeActiveDesc, b2f(st.Role == atoll.RoleActive), st.Node, st.ActiveNode),
+		gauge(nodeEpochDesc, float64(st.Epoch)),
+	}
+	if st.LeaseExpiresAt != nil {
+		g = append(g, gauge(leaseDesc, float64(st.LeaseExpiresAt.Unix())))
+	}
+	if rep := st.Replication; rep != nil && rep.URL != "" {
+		g = append(g, gauge(lagDesc, float64(rep.LagMS)),
+			gauge(txidDesc, float64(rep.LocalTXID), "local"), gauge(txidDesc, float64(rep.RemoteTXID), "remote"))
 	}
 	if st.Role != atoll.RoleActive {
-		return // a standby's database is a copy in motion (or not open yet)
+		return g, nil
 	}
+	return s.storeGauges(ctx, g)
+}
 
-	fmt.Fprintln(w, "# HELP atoll_requests Requests (autoplan, comment, close) by state.")
-	fmt.Fprintln(w, "# TYPE atoll_requests gauge")
-	for _, st := range []string{atoll.RequestQueued, atoll.RequestRunning} {
-		n, err := s.DB.CountRequests(ctx, st)
+// storeGauges appends to g the gauges read from the store.
+func (s *Server) storeGauges(ctx context.Context, g gaugeSet) (gaugeSet, error) {
+	for _, state := range []string{atoll.RequestQueued, atoll.RequestRunning} {
+		n, err := s.DB.CountRequests(ctx, state)
 		if err != nil {
-			s.error(w, r, err)
-			return
+			return nil, err
 		}
-		fmt.Fprintf(w, "atoll_requests{state=%q} %d\n", st, n)
+		g = append(g, gauge(requestsDesc, float64(n), state))
 	}
 	locks, err := s.DB.Locks(ctx)
 	if err != nil {
-		s.error(w, r, err)
-		return
+		return nil, err
 	}
-	fmt.Fprintln(w, "# HELP atoll_locks Project locks held.")
-	fmt.Fprintln(w, "# TYPE atoll_locks gauge")
-	fmt.Fprintf(w, "atoll_locks %d\n", len(locks))
+	g = append(g, gauge(locksDesc, float64(len(locks))))
 	counts, err := s.DB.JobCounts(ctx)
 	if err != nil {
-		s.error(w, r, err)
-		return
+		return nil, err
 	}
-	fmt.Fprintln(w, "# HELP atoll_jobs Jobs by kind and state.")
-	fmt.Fprintln(w, "# TYPE atoll_jobs gauge")
 	for _, c := range counts {
-		fmt.Fprintf(w, "atoll_jobs{kind=%q,state=%q} %d\n", c.Kind, c.State, c.N)
+		g = append(g, gauge(jobsDesc, float64(c.N), c.Kind, c.State))
 	}
+	queues, err := s.DB.PoolQueues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, q := range queues {
+		g = append(g, gauge(poolJobsDesc, float64(q.Jobs), q.Pool), gauge(poolDispDesc, float64(q.Dispatches), q.Pool))
+	}
+	return g, nil
 }
 
-func b2i(b bool) int {
+func b2f(b bool) float64 {
 	if b {
 		return 1
 	}

@@ -240,7 +240,10 @@ func (m *Main) Run(ctx context.Context) error {
 	srv := &web.Server{DB: m.DB, Providers: providers, Hosts: webhookHosts, Logger: m.Logger, Version: Version, Node: c.NodeID,
 		APISecret: c.APISecret, Demo: c.Demo, ApprovalTTL: c.ApprovalTTL, ApprovalFourEyes: c.ApprovalFourEyes, OIDC: c.oidc(), Changes: m.Changes,
 		Now:       func() time.Time { return m.DB.Now() }, // read each time, as the store does
-		Profiling: c.EnableProfilingAPI, DriftDetection: c.EnableDriftDetection, DriftRemediation: c.EnableDriftRemediation}
+		Profiling: c.EnableProfilingAPI, DriftDetection: c.EnableDriftDetection, DriftRemediation: c.EnableDriftRemediation,
+		// The server's one metrics registry; the runner records Atlantis's
+		// metrics in it (newRunner).
+		Metrics: web.NewMetrics()}
 	if srv.TLS, err = c.tlsConfig(); err != nil {
 		return err
 	}
