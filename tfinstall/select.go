@@ -117,7 +117,7 @@ func (i *Installer) Released(ctx context.Context, dist string, c version.Constra
 	list := &releases.Versions{Product: product.Terraform, Constraints: c, ApiBaseURL: base, HTTPClient: i.Client}
 	found, err := list.List(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("Terraform versions from %s: %s", redact(base), scrub(err.Error(), base))
+		return nil, fmt.Errorf("terraform versions from %s: %s", redact(base), scrub(err.Error(), base))
 	}
 	var out []*version.Version
 	for _, s := range found {
@@ -132,11 +132,11 @@ func (i *Installer) releasedTofu(ctx context.Context, c version.Constraints) ([]
 	api := i.tofuAPI()
 	dl, err := i.tofuDownloader()
 	if err != nil {
-		return nil, fmt.Errorf("OpenTofu versions from %s: %w", redact(api), err)
+		return nil, fmt.Errorf("tofu versions from %s: %w", redact(api), err)
 	}
 	list, err := dl.ListVersions(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("OpenTofu versions from %s: %s", redact(api), scrub(err.Error(), api))
+		return nil, fmt.Errorf("tofu versions from %s: %s", redact(api), scrub(err.Error(), api))
 	}
 	out := make([]*version.Version, 0, len(list))
 	for _, r := range list {
