@@ -80,7 +80,9 @@ type Installer struct {
 	// TerraformKey and TofuKey are armored OpenPGP public keys that
 	// release checksums must be signed with instead of the vendors'.
 	TerraformKey, TofuKey string
-	Client                *http.Client // OpenTofu downloads and version lists
+	// Client makes the requests; nil is hc-install's own client (which
+	// retries) for Terraform and http.DefaultClient for OpenTofu.
+	Client *http.Client
 
 	mu       sync.Mutex
 	inflight map[string]*download
@@ -224,7 +226,9 @@ func (i *Installer) fetch(ctx context.Context, dist string, v *version.Version, 
 		err = nil
 	}
 	if err == nil {
-		err = os.Rename(bin, path)
+		if err = os.Rename(bin, path); err != nil && i.SkipVerify {
+			os.Remove(marker)
+		}
 	}
 	if err != nil {
 		return Binary{}, fmt.Errorf("%s: %w", what, err)
