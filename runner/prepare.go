@@ -19,12 +19,18 @@ func (x *execution) initProject(ctx context.Context, tf terraform.Runner, dir st
 	return tf.SelectWorkspace(ctx, dir, x.j.Workspace, x.emit)
 }
 
-// useTerraform selects the job's binary (see selectTerraform) and logs it.
+// useTerraform selects the job's binary (see selectTerraform) and logs it,
+// with a warning when it was downloaded without verification.
 func (r *Runner) useTerraform(ctx context.Context, w *work, j *atoll.Job, sink *logSink) error {
-	if b, err := r.selectTerraform(ctx, w, j); err != nil {
+	b, err := r.selectTerraform(ctx, w, j)
+	if err != nil {
 		return err
-	} else if b.Version != nil {
+	}
+	if b.Version != nil {
 		sink.Write(atoll.StreamAtoll, fmt.Sprintf("Using %s %s (%s)", tfinstall.Command(r.distribution(j)), b.Version, filepath.Base(b.Path)))
+	}
+	if b.Unverified {
+		sink.Write(atoll.StreamAtoll, fmt.Sprintf("Warning: %s was downloaded without checking its release's signature or checksums (--tf-download-skip-verify).", filepath.Base(b.Path)))
 	}
 	return nil
 }

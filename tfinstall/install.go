@@ -1,17 +1,21 @@
 // Package tfinstall keeps a directory of Terraform and OpenTofu binaries
 // named as Atlantis names them (terraform1.5.7, tofu1.8.0), picks the one a
-// project's terraform_version asks for, and downloads missing versions from
-// a release server laid out like releases.hashicorp.com (or OpenTofu's
-// GitHub releases), checking each zip against the release's SHA256SUMS.
+// project's terraform_version asks for, and downloads missing versions.
 //
-// Signatures of SHA256SUMS are not checked: mirrors (--tf-download-url) are
-// not signed with HashiCorp's key, so the checksum file is trusted as
-// served; use an https mirror you control.
+// Downloads are verified as their vendors sign them: Terraform through
+// hc-install (the release's SHA256SUMS must carry a valid signature by
+// HashiCorp's key, embedded in hc-install, and the zip must match it),
+// OpenTofu through tofudl (likewise with OpenTofu's key). A mirror must
+// therefore serve the vendor's signed SHA256SUMS unchanged. SkipVerify
+// (--tf-download-skip-verify) installs without any check; such binaries
+// are marked (Binary.Unverified), so that every job using one says so.
 package tfinstall
 
 import (
-	"archive/zip"
-	"bufio"
+	"archive/tar"
+	"bytes"
+	"cmp"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -19,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	neturl "net/url"
 	"os"
@@ -29,6 +34,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-version"
+	"github.com/hashicorp/hc-install/product"
+	"github.com/hashicorp/hc-install/releases"
+	"github.com/opentofu/tofudl"
+	"github.com/opentofu/tofudl/branding"
 )
 
 // Distributions, as terraform_distribution and --tf-distribution name them.
@@ -37,13 +46,13 @@ const (
 	OpenTofu  = "opentofu"
 )
 
-// Default release servers.
+// Default release servers: hc-install's and tofudl's own sources.
 const (
 	DefaultTerraformURL = "https://releases.hashicorp.com"
 	DefaultTofuURL      = "https://github.com/opentofu/opentofu/releases/download"
 )
 
-// maxBinary caps what is extracted from a release zip.
+// maxBinary caps what is extracted from an unverified OpenTofu archive.
 const maxBinary = 1 << 30
 
 // downloadTimeout bounds one download; it does not end with the job that
@@ -54,16 +63,26 @@ const downloadTimeout = 15 * time.Minute
 type Binary struct {
 	Path    string
 	Version *version.Version
+	// Unverified is set for a binary downloaded with SkipVerify: its
+	// release's signature and checksums were not checked. Binaries put in
+	// the directory by hand, and --terraform-bin, are the operator's own.
+	Unverified bool
 }
 
-// Installer manages Dir. The zero value of the URLs means the defaults.
+// Installer manages Dir. The zero value of the URLs and keys means the
+// defaults.
 type Installer struct {
 	Dir          string
 	Download     bool   // fetch missing versions (--tf-download)
-	TerraformURL string // --tf-download-url
-	TofuURL      string // --tofu-download-url
-	Client       *http.Client
-	OS, Arch     string // of the binaries to download; default this machine's
+	TerraformURL string // --tf-download-url: hc-install's releases API base URL
+	TofuURL      string // --tofu-download-url: see tofuDownloader
+	SkipVerify   bool   // --tf-download-skip-verify
+	// TerraformKey and TofuKey are armored OpenPGP public keys that
+	// release checksums must be signed with instead of the vendors'.
+	TerraformKey, TofuKey string
+	// Client makes the requests; nil is hc-install's own client (which
+	// retries) for Terraform and http.DefaultClient for OpenTofu.
+	Client *http.Client
 
 	mu       sync.Mutex
 	inflight map[string]*download
@@ -81,6 +100,17 @@ func Command(dist string) string {
 		return "tofu"
 	}
 	return "terraform"
+}
+
+// unverifiedMarker is the hidden file beside a binary downloaded without
+// verification; it outlives the process, as the binary does.
+func unverifiedMarker(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".unverified")
+}
+
+func installed(path string, v *version.Version) Binary {
+	_, err := os.Stat(unverifiedMarker(path))
+	return Binary{Path: path, Version: v, Unverified: err == nil}
 }
 
 // Installed lists the binaries of dist in Dir; a missing Dir holds none.
@@ -102,7 +132,7 @@ func (i *Installer) Installed(dist string) ([]Binary, error) {
 		if err != nil || rest == "" || strings.HasPrefix(rest, "v") {
 			continue
 		}
-		out = append(out, Binary{Path: filepath.Join(i.Dir, e.Name()), Version: v})
+		out = append(out, installed(filepath.Join(i.Dir, e.Name()), v))
 	}
 	return out, nil
 }
@@ -113,7 +143,7 @@ func (i *Installer) Installed(dist string) ([]Binary, error) {
 func (i *Installer) Ensure(ctx context.Context, dist string, v *version.Version) (Binary, error) {
 	path := filepath.Join(i.Dir, Command(dist)+v.String())
 	if _, err := os.Stat(path); err == nil {
-		return Binary{Path: path, Version: v}, nil
+		return installed(path, v), nil
 	}
 	if !i.Download {
 		return Binary{}, fmt.Errorf("%s%s is not installed and downloads are off (--tf-download=false)", Command(dist), v)
@@ -149,156 +179,173 @@ func (i *Installer) client() *http.Client {
 	if i.Client != nil {
 		return i.Client
 	}
+	// Never nil to tofudl: without a client it changes the TLS settings
+	// of http.DefaultTransport, which the whole process shares.
 	return http.DefaultClient
 }
 
-// urls are the zip's and the checksum file's addresses and the zip's name.
-func (i *Installer) urls(dist string, v *version.Version) (zipURL, sumsURL, zipName string) {
-	goos, arch := i.OS, i.Arch
-	if goos == "" {
-		goos = runtime.GOOS
-	}
-	if arch == "" {
-		arch = runtime.GOARCH
-	}
-	cmd, s := Command(dist), v.String()
-	zipName = fmt.Sprintf("%s_%s_%s_%s.zip", cmd, s, goos, arch)
-	var base string
-	if dist == OpenTofu {
-		base = strings.TrimRight(or(i.TofuURL, DefaultTofuURL), "/") + "/v" + s
-	} else {
-		base = strings.TrimRight(or(i.TerraformURL, DefaultTerraformURL), "/") + "/terraform/" + s
-	}
-	return base + "/" + zipName, fmt.Sprintf("%s/%s_%s_SHA256SUMS", base, cmd, s), zipName
+func (i *Installer) terraformURL() string {
+	return strings.TrimRight(cmp.Or(i.TerraformURL, DefaultTerraformURL), "/")
 }
 
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
+func (i *Installer) tofuURL() string {
+	return strings.TrimRight(cmp.Or(i.TofuURL, DefaultTofuURL), "/")
 }
 
-// fetch downloads the release zip, checks it against SHA256SUMS, and
-// installs its binary at path: written beside it, then renamed, so that a
-// binary at path is always complete.
+// fetch downloads dist's release v into a temporary directory of Dir and
+// installs its binary at path by renaming, so that a binary at path is
+// always complete and nothing of a refused download stays in Dir.
 func (i *Installer) fetch(ctx context.Context, dist string, v *version.Version, path string) (Binary, error) {
-	rawZipURL, sumsURL, zipName := i.urls(dist, v)
-	zipURL := redact(rawZipURL)
-	want, err := i.checksum(ctx, sumsURL, zipName)
-	if err != nil {
-		return Binary{}, err
+	base := i.terraformURL()
+	get := i.downloadTerraform
+	if dist == OpenTofu {
+		base, get = i.tofuURL(), i.downloadTofu
 	}
+	what := fmt.Sprintf("download %s %s from %s", Command(dist), v, redact(base))
 	if err := os.MkdirAll(i.Dir, 0o755); err != nil {
-		return Binary{}, fmt.Errorf("terraform binaries %s: %w", i.Dir, err)
+		return Binary{}, fmt.Errorf("%s: %w", what, err)
 	}
-	zf, err := os.CreateTemp(i.Dir, ".download-*.zip")
+	tmp, err := os.MkdirTemp(i.Dir, ".download-*")
 	if err != nil {
-		return Binary{}, fmt.Errorf("download %s: %w", zipURL, err)
+		return Binary{}, fmt.Errorf("%s: %w", what, err)
 	}
-	defer os.Remove(zf.Name())
-	defer zf.Close()
-	body, err := i.get(ctx, rawZipURL)
+	defer os.RemoveAll(tmp)
+	bin, err := get(ctx, v, tmp)
 	if err != nil {
-		return Binary{}, err
+		return Binary{}, fmt.Errorf("%s: %s", what, scrub(err.Error(), base))
 	}
-	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(zf, h), body)
-	body.Close()
-	if err != nil {
-		return Binary{}, fmt.Errorf("download %s: %w", zipURL, err)
+	if err := os.Chmod(bin, 0o755); err != nil {
+		return Binary{}, fmt.Errorf("%s: %w", what, err)
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != want {
-		return Binary{}, fmt.Errorf("download %s: SHA256 %s does not match %s in the release's SHA256SUMS", zipURL, got, want)
+	// The marker is in place before the binary is, and a stale one (of a
+	// binary removed by hand) goes before a verified binary arrives.
+	marker := unverifiedMarker(path)
+	if i.SkipVerify {
+		err = os.WriteFile(marker, nil, 0o644)
+	} else if err = os.Remove(marker); errors.Is(err, os.ErrNotExist) {
+		err = nil
 	}
-	if err := extract(zf, Command(dist), path); err != nil {
-		return Binary{}, fmt.Errorf("install %s: %w", zipURL, err)
-	}
-	return Binary{Path: path, Version: v}, nil
-}
-
-func (i *Installer) get(ctx context.Context, rawURL string) (io.ReadCloser, error) {
-	url := redact(rawURL) // for messages: a mirror's URL may hold a password
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
-	if err != nil {
-		return nil, fmt.Errorf("download %s: %w", url, err)
-	}
-	resp, err := i.client().Do(req)
-	if err != nil {
-		// url.Error repeats the URL: keep only its cause.
-		var ue *neturl.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
+	if err == nil {
+		if err = os.Rename(bin, path); err != nil && i.SkipVerify {
+			os.Remove(marker)
 		}
-		return nil, fmt.Errorf("download %s: %w", url, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		return nil, fmt.Errorf("download %s: %s", url, resp.Status)
+	if err != nil {
+		return Binary{}, fmt.Errorf("%s: %w", what, err)
 	}
-	return resp.Body, nil
+	return Binary{Path: path, Version: v, Unverified: i.SkipVerify}, nil
 }
 
-// checksum is the SHA256 the checksum file gives for name.
-func (i *Installer) checksum(ctx context.Context, url, name string) (string, error) {
-	body, err := i.get(ctx, url)
+// downloadTerraform installs v with hc-install into dir (which it fills
+// with the zip's files) and returns the binary's path.
+func (i *Installer) downloadTerraform(ctx context.Context, v *version.Version, dir string) (string, error) {
+	ev := &releases.ExactVersion{
+		Product:                  product.Terraform,
+		Version:                  v,
+		InstallDir:               dir,
+		Timeout:                  downloadTimeout,
+		ApiBaseURL:               i.terraformURL(),
+		ArmoredPublicKey:         i.TerraformKey,
+		SkipChecksumVerification: i.SkipVerify,
+		HTTPClient:               i.Client, // nil: hc-install's, which retries
+	}
+	var logged bytes.Buffer
+	ev.SetLogger(log.New(&logged, "", 0))
+	bin, err := ev.Install(ctx)
+	if err != nil && strings.Contains(logged.String(), "checksum does not match") {
+		// hc-install v0.10.0 loses this error (its deferred clean-up
+		// overwrites it) and fails later, for the binary it did not unpack.
+		return "", fmt.Errorf("terraform_%s_%s_%s.zip does not match its checksum in the signed SHA256SUMS", v, runtime.GOOS, runtime.GOARCH)
+	}
+	return bin, err
+}
+
+// tofuAPI is where OpenTofu's versions are listed: OpenTofu's own API for
+// the default download URL, else {url}/api.json, the layout tofudl's own
+// mirror serves.
+func (i *Installer) tofuAPI() string {
+	if base := i.tofuURL(); base != DefaultTofuURL {
+		return base + "/api.json"
+	}
+	return branding.DefaultDownloadAPIURL
+}
+
+// tofuDownloader is tofudl reading --tofu-download-url as a mirror of
+// OpenTofu's GitHub releases: {url}/v{VERSION}/{ARTIFACT}.
+func (i *Installer) tofuDownloader() (tofudl.Downloader, error) {
+	opts := []tofudl.ConfigOpt{
+		tofudl.ConfigHTTPClient(i.client()),
+		tofudl.ConfigDownloadMirrorURLTemplate(i.tofuURL() + "/v{{ .Version }}/{{ .Artifact }}"),
+		tofudl.ConfigAPIURL(i.tofuAPI()),
+	}
+	if i.TofuKey != "" {
+		opts = append(opts, tofudl.ConfigGPGKey(i.TofuKey))
+	}
+	return tofudl.New(opts...)
+}
+
+// downloadTofu writes OpenTofu v's binary, as tofudl downloads and
+// verifies it, into dir and returns its path.
+func (i *Installer) downloadTofu(ctx context.Context, v *version.Version, dir string) (string, error) {
+	dl, err := i.tofuDownloader()
 	if err != nil {
 		return "", err
 	}
-	defer body.Close()
-	sc := bufio.NewScanner(io.LimitReader(body, 1<<20))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) == 2 && strings.TrimPrefix(f[1], "*") == name {
-			return strings.ToLower(f[0]), nil
-		}
+	goos, err := tofudl.PlatformAuto.ResolveAuto()
+	if err != nil {
+		return "", err
 	}
-	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("download %s: %w", redact(url), err)
+	arch, err := tofudl.ArchitectureAuto.ResolveAuto()
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("download %s: no checksum for %s", redact(url), name)
+	// The release's files are named here rather than listed by the API:
+	// an exact version needs only the mirror.
+	id := v.String()
+	archive := fmt.Sprintf("tofu_%s_%s_%s.tar.gz", id, goos, arch)
+	rel := tofudl.VersionWithArtifacts{ID: tofudl.Version(id), Files: []string{
+		"tofu_" + id + "_SHA256SUMS", "tofu_" + id + "_SHA256SUMS.gpgsig", archive,
+	}}
+	var bin []byte
+	if i.SkipVerify {
+		bin, err = unverifiedTofu(ctx, dl, rel, archive)
+	} else {
+		bin, err = dl.DownloadVersion(ctx, rel, goos, arch)
+	}
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "tofu")
+	return path, os.WriteFile(path, bin, 0o755)
 }
 
-// extract writes the zip's entry named cmd to path, executable.
-func extract(zf *os.File, cmd, path string) error {
-	st, err := zf.Stat()
+// unverifiedTofu is the tofu binary of the release's archive, unchecked:
+// tofudl cannot skip its verification.
+func unverifiedTofu(ctx context.Context, dl tofudl.Downloader, rel tofudl.VersionWithArtifacts, archive string) ([]byte, error) {
+	data, err := dl.DownloadArtifact(ctx, rel, archive)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("%s: %w", archive, err)
 	}
-	zr, err := zip.NewReader(zf, st.Size())
+	gz, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("%s: %w", archive, err)
 	}
-	for _, f := range zr.File {
-		if f.Name != cmd {
-			continue
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil, fmt.Errorf("%s holds no tofu", archive)
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %w", archive, err)
 		}
-		rc, err := f.Open()
-		if err != nil {
-			return err
+		if h.Name == "tofu" && h.Typeflag == tar.TypeReg {
+			bin, err := io.ReadAll(io.LimitReader(tr, maxBinary+1))
+			if err == nil && len(bin) > maxBinary {
+				err = fmt.Errorf("tofu is larger than %d bytes", maxBinary)
+			}
+			return bin, err
 		}
-		defer rc.Close()
-		tmp, err := os.CreateTemp(filepath.Dir(path), ".install-*")
-		if err != nil {
-			return err
-		}
-		defer os.Remove(tmp.Name())
-		n, err := io.Copy(tmp, io.LimitReader(rc, maxBinary+1))
-		if err == nil && n > maxBinary {
-			err = fmt.Errorf("%s is larger than %d bytes", cmd, maxBinary)
-		}
-		if err == nil {
-			err = tmp.Chmod(0o755)
-		}
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-		return os.Rename(tmp.Name(), path)
 	}
-	return fmt.Errorf("the zip holds no %s", cmd)
 }
 
 // PathDir is a directory holding only b's binary under its plain name
@@ -338,4 +385,17 @@ func redact(u string) string {
 		return p.Redacted()
 	}
 	return u
+}
+
+// scrub hides the password of base wherever a library's message repeats
+// a URL under it.
+func scrub(msg, base string) string {
+	p, err := neturl.Parse(base)
+	if err != nil || p.User == nil {
+		return msg
+	}
+	if _, ok := p.User.Password(); !ok {
+		return msg
+	}
+	return strings.ReplaceAll(msg, p.User.String()+"@", neturl.UserPassword(p.User.Username(), "xxxxx").String()+"@")
 }

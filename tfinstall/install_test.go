@@ -1,94 +1,20 @@
 package tfinstall_test
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/hashicorp/go-version"
 
 	"github.com/atollhq/atoll/tfinstall"
 )
-
-// releases is a release server laid out like releases.hashicorp.com:
-// /terraform/index.json and /terraform/{v}/terraform_{v}_{os}_{arch}.zip
-// with its _SHA256SUMS; each zip holds a script printing its version.
-type releases struct {
-	*httptest.Server
-	zips    map[string][]byte // path → zip
-	sums    map[string]string // path → SHA256SUMS
-	hits    atomic.Int64      // zip downloads
-	release chan struct{}     // when set, zip downloads wait for it
-}
-
-func newReleases(t *testing.T, versions ...string) *releases {
-	t.Helper()
-	r := &releases{zips: map[string][]byte{}, sums: map[string]string{}}
-	for _, v := range versions {
-		r.add(t, "terraform", v, script(v))
-	}
-	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(r.Close)
-	return r
-}
-
-func script(v string) []byte {
-	return fmt.Appendf(nil, "#!/bin/sh\necho 'Terraform v%s'\n", v)
-}
-
-func (r *releases) add(t *testing.T, cmd, v string, bin []byte) {
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	w, err := zw.Create(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write(bin)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	name := fmt.Sprintf("%s_%s_%s_%s.zip", cmd, v, runtime.GOOS, runtime.GOARCH)
-	sum := sha256.Sum256(buf.Bytes())
-	r.zips["/"+cmd+"/"+v+"/"+name] = buf.Bytes()
-	r.sums[fmt.Sprintf("/%s/%s/%s_%s_SHA256SUMS", cmd, v, cmd, v)] = hex.EncodeToString(sum[:]) + "  " + name + "\n"
-}
-
-func (r *releases) serve(w http.ResponseWriter, req *http.Request) {
-	if req.URL.Path == "/terraform/index.json" {
-		var vs []string
-		for p := range r.zips {
-			vs = append(vs, fmt.Sprintf("%q:{}", strings.Split(p, "/")[2]))
-		}
-		fmt.Fprintf(w, `{"name":"terraform","versions":{%s}}`, strings.Join(vs, ","))
-		return
-	}
-	if s, ok := r.sums[req.URL.Path]; ok {
-		fmt.Fprint(w, s)
-		return
-	}
-	if z, ok := r.zips[req.URL.Path]; ok {
-		r.hits.Add(1)
-		if r.release != nil {
-			<-r.release
-		}
-		w.Write(z)
-		return
-	}
-	http.NotFound(w, req)
-}
 
 func installed(t *testing.T, dir string, versions ...string) {
 	t.Helper()
@@ -129,7 +55,8 @@ func TestSelect(t *testing.T) {
 			dir := t.TempDir()
 			installed(t, dir, c.installed...)
 			os.WriteFile(filepath.Join(dir, "tofu9.9.9"), script("9.9.9"), 0o755) // another distribution
-			in := &tfinstall.Installer{Dir: dir, Download: c.download, TerraformURL: srv.URL}
+			in := newInstaller(t, srv, dir)
+			in.Download = c.download
 			b, err := in.Select(context.Background(), tfinstall.Terraform, c.want)
 			if c.got == "" {
 				if err == nil {
@@ -186,106 +113,211 @@ func TestSelectOpenTofu(t *testing.T) {
 	}
 }
 
-// OpenTofu downloads come from its GitHub releases layout:
-// {url}/v{v}/tofu_{v}_{os}_{arch}.zip and tofu_{v}_SHA256SUMS.
-func TestEnsureOpenTofu(t *testing.T) {
-	r := newReleases(t)
-	r.add(t, "tofu", "1.8.2", script("1.8.2"))
-	mirror := httptest.NewServer(http.StripPrefix("/opentofu", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		// /v1.8.2/x → /tofu/1.8.2/x
-		req.URL.Path = "/tofu/" + strings.TrimPrefix(req.URL.Path, "/v")
-		r.serve(w, req)
-	})))
-	t.Cleanup(mirror.Close)
-	dir := t.TempDir()
-	in := &tfinstall.Installer{Dir: dir, Download: true, TofuURL: mirror.URL + "/opentofu"}
-	b, err := in.Select(context.Background(), tfinstall.OpenTofu, "1.8.2")
-	if err != nil || b.Path != filepath.Join(dir, "tofu1.8.2") {
-		t.Fatalf("Select(opentofu, 1.8.2) = %+v, %v", b, err)
+func newInstaller(t *testing.T, r *releases, dir string) *tfinstall.Installer {
+	key := armored(t, signer())
+	return &tfinstall.Installer{Dir: dir, Download: true, TerraformURL: r.url(tfinstall.Terraform), TofuURL: r.url(tfinstall.OpenTofu),
+		TerraformKey: key, TofuKey: key}
+}
+
+// checkBinary fails unless b is dist's v, installed in dir under Atlantis's
+// name, executable, holding the release's script.
+func checkBinary(t *testing.T, dir, dist, v string, b tfinstall.Binary) {
+	t.Helper()
+	want := filepath.Join(dir, tfinstall.Command(dist)+v)
+	if b.Path != want || b.Version == nil || b.Version.String() != v {
+		t.Fatalf("binary %s %s, want %s at %s", b.Version, b.Path, v, want)
+	}
+	out, err := os.ReadFile(want)
+	if err != nil || !bytes.Equal(out, script(v)) {
+		t.Fatalf("%s holds %q (%v), want the release's script", want, out, err)
+	}
+	if st, err := os.Stat(want); err != nil || st.Mode().Perm() != 0o755 {
+		t.Fatalf("%s: %v, %v; want mode 0755", want, st, err)
 	}
 }
 
-// A zip whose SHA256 is not the one in SHA256SUMS is refused, and nothing
-// is installed.
-func TestDownloadChecksumMismatch(t *testing.T) {
-	srv := newReleases(t, "1.6.0")
-	for p := range srv.zips {
-		srv.zips[p] = append([]byte{}, srv.zips[p]...)
-		srv.zips[p][len(srv.zips[p])-1] ^= 0xff
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+var dists = []string{tfinstall.Terraform, tfinstall.OpenTofu}
+
+// A release is installed only when its SHA256SUMS is signed by the
+// expected key and its archive matches it; a refusal names the version and
+// the server, and leaves nothing in the directory.
+func TestDownloadVerifies(t *testing.T) {
+	for _, dist := range dists {
+		cases := []struct {
+			name   string
+			tamper func(r *releases, archive, sums, sig string)
+			errHas string // "" installs
+		}{
+			{"good release", func(*releases, string, string, string) {}, ""},
+			{"tampered archive", func(r *releases, archive, _, _ string) {
+				r.set(archive, append(bytes.Clone(r.file(archive)), 0))
+			}, "checksum"},
+			{"tampered SHA256SUMS", func(r *releases, _, sums, _ string) {
+				r.set(sums, append(bytes.Clone(r.file(sums)), "0000  evil.zip\n"...))
+			}, "ignature"},
+			{"missing signature", func(r *releases, _, _, sig string) { r.set(sig, nil) }, "404"},
+			{"signed by another key", func(r *releases, _, sums, sig string) {
+				r.set(sig, sign(t, stranger(), r.file(sums)))
+			}, "ignature"},
+		}
+		for _, c := range cases {
+			t.Run(dist+"/"+c.name, func(t *testing.T) {
+				r := newReleases(t)
+				r.add(t, dist, "1.8.2")
+				archive, sums, sig := r.paths(dist, "1.8.2")
+				c.tamper(r, archive, sums, sig)
+				dir := t.TempDir()
+				b, err := newInstaller(t, r, dir).Select(context.Background(), dist, "1.8.2")
+				if c.errHas == "" {
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkBinary(t, dir, dist, "1.8.2", b)
+					if b.Unverified {
+						t.Error("a verified download is marked unverified")
+					}
+					if got := entries(t, dir); len(got) != 1 {
+						t.Errorf("dir holds %v, want only the binary", got)
+					}
+					return
+				}
+				if err == nil {
+					t.Fatalf("installed %+v, want a refusal", b)
+				}
+				t.Log(err)
+				for _, want := range []string{c.errHas, tfinstall.Command(dist) + " 1.8.2", r.url(dist)} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q does not mention %q", err, want)
+					}
+				}
+				if !errors.Is(err, tfinstall.ErrNoVersion) {
+					t.Errorf("error %v does not wrap ErrNoVersion", err)
+				}
+				if got := entries(t, dir); len(got) != 0 {
+					t.Errorf("dir holds %v after a refusal, want nothing", got)
+				}
+			})
+		}
+	}
+}
+
+// With SkipVerify a release without a signature installs, marked
+// unverified, and stays marked for another installer (a restarted server).
+func TestDownloadSkipVerify(t *testing.T) {
+	for _, dist := range dists {
+		t.Run(dist, func(t *testing.T) {
+			r := newReleases(t)
+			r.add(t, dist, "1.8.2")
+			_, _, sig := r.paths(dist, "1.8.2")
+			r.set(sig, nil)
+			dir := t.TempDir()
+			in := newInstaller(t, r, dir)
+			in.SkipVerify = true
+			b, err := in.Select(context.Background(), dist, "1.8.2")
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkBinary(t, dir, dist, "1.8.2", b)
+			if !b.Unverified {
+				t.Error("a download without verification is not marked unverified")
+			}
+			again := newInstaller(t, r, dir)
+			again.Download = false
+			for _, want := range []string{"1.8.2", ">= 1.0"} {
+				if b, err := again.Select(context.Background(), dist, want); err != nil || !b.Unverified {
+					t.Errorf("Select(%q) after a restart = %+v, %v; want it marked unverified", want, b, err)
+				}
+			}
+			if bins, err := again.Installed(dist); err != nil || len(bins) != 1 {
+				t.Errorf("Installed = %+v, %v; want the one binary (the marker is not a binary)", bins, err)
+			}
+		})
+	}
+}
+
+// A constraint for OpenTofu downloads the newest released version meeting
+// it, as listed by the mirror's api.json.
+func TestSelectOpenTofuDownloadsNewest(t *testing.T) {
+	r := newReleases(t)
+	for _, v := range []string{"1.7.3", "1.8.1", "1.8.2", "1.9.0"} {
+		r.add(t, tfinstall.OpenTofu, v)
 	}
 	dir := t.TempDir()
-	in := &tfinstall.Installer{Dir: dir, Download: true, TerraformURL: srv.URL}
-	_, err := in.Select(context.Background(), tfinstall.Terraform, "1.6.0")
-	if err == nil || !strings.Contains(err.Error(), "SHA256SUMS") {
-		t.Fatalf("Select with a corrupt zip = %v, want a checksum error", err)
+	b, err := newInstaller(t, r, dir).Select(context.Background(), tfinstall.OpenTofu, "~> 1.8.0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !errors.Is(err, tfinstall.ErrNoVersion) {
-		t.Errorf("error %v does not wrap ErrNoVersion", err)
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 0 {
-		t.Fatalf("dir holds %v after a refused download, want nothing", entries)
-	}
+	checkBinary(t, dir, tfinstall.OpenTofu, "1.8.2", b)
 }
 
 // Jobs wanting the same missing version at once download it once; none
 // sees a partial binary.
 func TestDownloadConcurrentOnce(t *testing.T) {
-	srv := newReleases(t, "1.6.0")
-	srv.release = make(chan struct{})
-	dir := t.TempDir()
-	in := &tfinstall.Installer{Dir: dir, Download: true, TerraformURL: srv.URL}
-	const n = 8
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for k := range n {
-		wg.Go(func() {
-			b, err := in.Select(context.Background(), tfinstall.Terraform, "1.6.0")
-			if err == nil {
-				var out []byte
-				if out, err = os.ReadFile(b.Path); err == nil && !bytes.Equal(out, script("1.6.0")) {
-					err = fmt.Errorf("binary holds %q", out)
-				}
+	for _, dist := range dists {
+		t.Run(dist, func(t *testing.T) {
+			r := newReleases(t)
+			r.add(t, dist, "1.6.0")
+			r.release = make(chan struct{})
+			dir := t.TempDir()
+			in := newInstaller(t, r, dir)
+			const n = 8
+			var wg sync.WaitGroup
+			bins := make([]tfinstall.Binary, n)
+			errs := make([]error, n)
+			for k := range n {
+				wg.Go(func() { bins[k], errs[k] = in.Select(context.Background(), dist, "1.6.0") })
 			}
-			errs[k] = err
+			// While the one download is held, nothing is at the final path.
+			for r.hits.Load() == 0 {
+				runtime.Gosched()
+			}
+			final := filepath.Join(dir, tfinstall.Command(dist)+"1.6.0")
+			if _, err := os.Stat(final); err == nil {
+				t.Errorf("%s exists before its download finished", final)
+			}
+			close(r.release)
+			wg.Wait()
+			for k, err := range errs {
+				if err != nil {
+					t.Fatalf("caller %d: %v", k, err)
+				}
+				checkBinary(t, dir, dist, "1.6.0", bins[k])
+			}
+			if got := r.hits.Load(); got != 1 {
+				t.Fatalf("%d downloads of one version, want 1", got)
+			}
+			if got := entries(t, dir); len(got) != 1 {
+				t.Errorf("dir holds %v, want only the binary (temporary files removed)", got)
+			}
 		})
-	}
-	// While the one download is held, nothing is at the final path.
-	for srv.hits.Load() == 0 {
-		runtime.Gosched()
-	}
-	if _, err := os.Stat(filepath.Join(dir, "terraform1.6.0")); err == nil {
-		t.Error("terraform1.6.0 exists before its download finished")
-	}
-	close(srv.release)
-	wg.Wait()
-	for k, err := range errs {
-		if err != nil {
-			t.Errorf("caller %d: %v", k, err)
-		}
-	}
-	if got := srv.hits.Load(); got != 1 {
-		t.Fatalf("%d downloads of one version, want 1", got)
-	}
-	st, err := os.Stat(filepath.Join(dir, "terraform1.6.0"))
-	if err != nil || st.Mode().Perm() != 0o755 {
-		t.Fatalf("installed binary: %v, %v; want mode 0755", st, err)
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("dir holds %d entries, want only the binary (temp files removed)", len(entries))
 	}
 }
 
 // A mirror's password never reaches an error (they are shown in comments).
 func TestDownloadErrorRedactsPassword(t *testing.T) {
 	srv := newReleases(t)
-	u := strings.Replace(srv.URL, "http://", "http://user:hunter2@", 1)
-	in := &tfinstall.Installer{Dir: t.TempDir(), Download: true, TerraformURL: u}
-	for _, want := range []string{"1.9.0", "~> 1.9"} {
-		_, err := in.Select(context.Background(), tfinstall.Terraform, want)
-		if err == nil || strings.Contains(err.Error(), "hunter2") {
-			t.Errorf("Select(%q) error = %v; want an error without the password", want, err)
+	in := newInstaller(t, srv, t.TempDir())
+	in.TerraformURL = strings.Replace(in.TerraformURL, "http://", "http://user:hunter2@", 1)
+	in.TofuURL = strings.Replace(in.TofuURL, "http://", "http://user:hunter2@", 1)
+	for _, dist := range dists {
+		for _, want := range []string{"1.9.0", "~> 1.9"} {
+			_, err := in.Select(context.Background(), dist, want)
+			if err == nil || strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("Select(%s, %q) error = %v; want an error without the password", dist, want, err)
+			}
 		}
 	}
 }

@@ -2,14 +2,14 @@ package tfinstall
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
 	"github.com/hashicorp/go-version"
+	"github.com/hashicorp/hc-install/product"
+	"github.com/hashicorp/hc-install/releases"
 )
 
 // ErrNoVersion is wrapped by Select's errors when nothing satisfies the
@@ -57,13 +57,13 @@ func (i *Installer) Select(ctx context.Context, dist, want string, extra ...Bina
 	if !i.Download {
 		return Binary{}, fmt.Errorf("%w (installed: %s; downloads are off: --tf-download=false)", ErrNoVersion, have)
 	}
-	released, err := i.Released(ctx, dist)
+	released, err := i.Released(ctx, dist, c)
 	if err != nil {
 		return Binary{}, fmt.Errorf("%w (installed: %s; the released versions could not be listed: %s)", ErrNoVersion, have, err)
 	}
 	var pick *version.Version
 	for _, v := range released {
-		if v.Prerelease() == "" && c.Check(v) && (pick == nil || v.GreaterThan(pick)) {
+		if v.Prerelease() == "" && (pick == nil || v.GreaterThan(pick)) {
 			pick = v
 		}
 	}
@@ -106,28 +106,41 @@ func Versions(bins []Binary) string {
 	return strings.Join(s, ", ")
 }
 
-// Released lists the versions the release server has: its
-// /terraform/index.json, as releases.hashicorp.com serves it. OpenTofu's
-// releases are not listed: constraints for tofu need an installed binary.
-func (i *Installer) Released(ctx context.Context, dist string) ([]*version.Version, error) {
+// Released lists the versions meeting c that the release server has: for
+// Terraform those of its /terraform/index.json, as hc-install reads it;
+// for OpenTofu those of the list tofudl reads (see tofuAPI).
+func (i *Installer) Released(ctx context.Context, dist string, c version.Constraints) ([]*version.Version, error) {
 	if dist == OpenTofu {
-		return nil, errors.New("OpenTofu versions are not listed: install one, or ask for an exact version")
+		return i.releasedTofu(ctx, c)
 	}
-	url := strings.TrimRight(or(i.TerraformURL, DefaultTerraformURL), "/") + "/terraform/index.json"
-	body, err := i.get(ctx, url)
+	base := i.terraformURL()
+	list := &releases.Versions{Product: product.Terraform, Constraints: c, ApiBaseURL: base, HTTPClient: i.Client}
+	found, err := list.List(ctx)
 	if err != nil {
-		return nil, err
-	}
-	defer body.Close()
-	var idx struct {
-		Versions map[string]json.RawMessage `json:"versions"`
-	}
-	if err := json.NewDecoder(io.LimitReader(body, 64<<20)).Decode(&idx); err != nil {
-		return nil, fmt.Errorf("%s: %w", redact(url), err)
+		return nil, fmt.Errorf("terraform versions from %s: %s", redact(base), scrub(err.Error(), base))
 	}
 	var out []*version.Version
-	for s := range idx.Versions {
-		if v, err := version.NewVersion(s); err == nil {
+	for _, s := range found {
+		if ev, ok := s.(*releases.ExactVersion); ok {
+			out = append(out, ev.Version)
+		}
+	}
+	return out, nil
+}
+
+func (i *Installer) releasedTofu(ctx context.Context, c version.Constraints) ([]*version.Version, error) {
+	api := i.tofuAPI()
+	dl, err := i.tofuDownloader()
+	if err != nil {
+		return nil, fmt.Errorf("tofu versions from %s: %w", redact(api), err)
+	}
+	list, err := dl.ListVersions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tofu versions from %s: %s", redact(api), scrub(err.Error(), api))
+	}
+	out := make([]*version.Version, 0, len(list))
+	for _, r := range list {
+		if v, err := version.NewVersion(string(r.ID)); err == nil && c.Check(v) {
 			out = append(out, v)
 		}
 	}

@@ -3,8 +3,6 @@ package main_test
 import (
 	"archive/zip"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,12 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atollhq/atoll"
 	main "github.com/atollhq/atoll/cmd/atoll"
 )
 
-// tfReleases is a release server laid out like releases.hashicorp.com that
-// has Terraform 1.6.0 only: a zip holding a "terraform" that says it is
-// 1.6.0 and otherwise runs the real binary (so plans are real).
+// tfReleases is a release server laid out like releases.hashicorp.com, as
+// hc-install reads it, that has Terraform 1.6.0 only: a zip holding a
+// "terraform" that says it is 1.6.0 and otherwise runs the real binary (so
+// plans are real). It serves no signed SHA256SUMS: the server under test
+// installs with --tf-download-skip-verify (signed releases are tested in
+// package tfinstall, with a key made in the test).
 func tfReleases(t *testing.T, real string) *httptest.Server {
 	t.Helper()
 	wrapper := fmt.Sprintf(`#!/bin/sh
@@ -38,15 +40,18 @@ exec %q "$@"
 		t.Fatal(err)
 	}
 	name := fmt.Sprintf("terraform_1.6.0_%s_%s.zip", runtime.GOOS, runtime.GOARCH)
-	sum := sha256.Sum256(buf.Bytes())
+	serve := func(typ, body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", typ)
+			fmt.Fprint(w, body)
+		}
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/terraform/index.json", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, `{"name":"terraform","versions":{"1.6.0":{},"1.5.7":{}}}`)
-	})
-	mux.HandleFunc("/terraform/1.6.0/terraform_1.6.0_SHA256SUMS", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintf(w, "%s  %s\n", hex.EncodeToString(sum[:]), name)
-	})
-	mux.HandleFunc("/terraform/1.6.0/"+name, func(w http.ResponseWriter, _ *http.Request) { w.Write(buf.Bytes()) })
+	mux.Handle("/terraform/index.json", serve("application/json", `{"name":"terraform","versions":{"1.6.0":{},"1.5.7":{}}}`))
+	mux.Handle("/terraform/1.6.0/index.json", serve("application/json", fmt.Sprintf(
+		`{"name":"terraform","version":"1.6.0","builds":[{"os":%q,"arch":%q,"filename":%q,"url":"https://releases.hashicorp.com/terraform/1.6.0/%s"}]}`,
+		runtime.GOOS, runtime.GOARCH, name, name)))
+	mux.Handle("/terraform/1.6.0/"+name, serve("application/zip", buf.String()))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
@@ -69,6 +74,7 @@ func TestTerraformVersionsPerProject(t *testing.T) {
 	e := newE2EConfigured(t, func(c *main.Config) {
 		allowRepoSettings(c)
 		c.TerraformBin, c.TFBinDir, c.TFDownloadURL = other, binDir, releases.URL
+		c.TFDownloadSkipVerify = true
 	})
 	config := `version: 3
 projects:
@@ -112,6 +118,20 @@ workflows:
 	st, err := os.Stat(filepath.Join(binDir, "terraform1.6.0"))
 	if err != nil || st.Mode().Perm() != 0o755 {
 		t.Fatalf("downloaded terraform1.6.0: %v, %v", st, err)
+	}
+	// The job log of the plan running the unverified download says so; the
+	// one running the operator's binary does not.
+	const warning = "Warning: terraform1.6.0 was downloaded without checking its release's signature or checksums (--tf-download-skip-verify)."
+	var plans []atoll.Job
+	getJSON(t, e.m.URL+"/api/v1/jobs?kind=plan", &plans)
+	if len(plans) != 2 {
+		t.Fatalf("%d plan jobs, want old's and new's", len(plans))
+	}
+	for _, j := range plans {
+		log := demoGetText(t, fmt.Sprintf("%s/api/v1/jobs/%d/log", e.m.URL, j.ID))
+		if got, want := strings.Contains(log, warning), j.Project == "new"; got != want {
+			t.Errorf("plan of %s: warning in its log %v, want %v:\n%s", j.Project, got, want, log)
+		}
 	}
 
 	// version names each project's own binary.

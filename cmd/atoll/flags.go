@@ -522,8 +522,9 @@ func (c *Config) options() []option {
 		opt("default-tf-version", text(&c.DefaultTFVersion, ""), "Terraform version (or constraint) of projects without terraform_version: selected from --tf-bin-dir (or --terraform-bin), downloaded at start when missing (default: --terraform-bin, whatever its version)"),
 		opt("tf-bin-dir", text(&c.TFBinDir, ""), "directory of the Terraform versions projects ask for with terraform_version, named as Atlantis names them: terraform1.5.7, tofu1.8.0 (default DATA_DIR/bin)"),
 		opt("tf-download", boolean(&c.TFDownload, true), "download the Terraform (or OpenTofu) version a project asks for into --tf-bin-dir when it is not there"),
-		opt("tf-download-url", text(&c.TFDownloadURL, tfinstall.DefaultTerraformURL), "release server Terraform is downloaded from, laid out like releases.hashicorp.com (zips are checked against SHA256SUMS; signatures are not checked)"),
-		opt("tofu-download-url", text(&c.TofuDownloadURL, tfinstall.DefaultTofuURL), "release server OpenTofu is downloaded from, laid out like its GitHub releases (v{VERSION}/tofu_{VERSION}_{OS}_{ARCH}.zip)"),
+		opt("tf-download-url", text(&c.TFDownloadURL, tfinstall.DefaultTerraformURL), "release server Terraform is downloaded from, laid out like releases.hashicorp.com (hc-install's API base URL, index.json files included); its SHA256SUMS must be signed by HashiCorp's key"),
+		opt("tofu-download-url", text(&c.TofuDownloadURL, tfinstall.DefaultTofuURL), "release server OpenTofu is downloaded from, laid out like its GitHub releases (v{VERSION}/tofu_{VERSION}_{OS}_{ARCH}.tar.gz); its SHA256SUMS must be signed by OpenTofu's key; other than the default, versions are listed from {URL}/api.json"),
+		opt("tf-download-skip-verify", boolean(&c.TFDownloadSkipVerify, false), "install downloaded Terraform and OpenTofu versions without checking their SHA256SUMS signature or checksums, for mirrors that do not serve the vendors' signed sums; logged at start and in every job using such a binary"),
 		aliased("default-tf-distribution", "tf-distribution", &field[string]{p: &c.TFDistribution, def: tfinstall.Terraform, kind: "value", format: func(s string) string { return s },
 			parse: func(s string) (string, error) {
 				if !slices.Contains([]string{tfinstall.Terraform, tfinstall.OpenTofu}, s) {

@@ -126,7 +126,7 @@ func (m *Main) newRunner(d runnerDeps) (*runner.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	installer, err := c.installer(d.dataDir)
+	installer, err := c.installer(d.dataDir, m.Logger)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"path/filepath"
 
@@ -11,17 +12,21 @@ import (
 
 // terraformConfig is the Terraform versions part of Config: Atlantis's
 // --tf-download, --tf-download-url and --tf-distribution, and Atoll's
-// --tf-bin-dir and --tofu-download-url. --default-tf-version is in Config.
+// --tf-bin-dir, --tofu-download-url and --tf-download-skip-verify.
+// --default-tf-version is in Config.
 type terraformConfig struct {
-	TFBinDir        string // default DATA_DIR/bin
-	TFDownload      bool
-	TFDownloadURL   string
-	TofuDownloadURL string
-	TFDistribution  string
+	TFBinDir             string // default DATA_DIR/bin
+	TFDownload           bool
+	TFDownloadURL        string
+	TofuDownloadURL      string
+	TFDownloadSkipVerify bool
+	TFDistribution       string
 }
 
-// installer is the runner's directory of Terraform versions.
-func (c *terraformConfig) installer(dataDir string) (*tfinstall.Installer, error) {
+// installer is the runner's directory of Terraform versions. Downloads
+// without verification are warned of here, once, and in each job using
+// such a binary.
+func (c *terraformConfig) installer(dataDir string, logger *slog.Logger) (*tfinstall.Installer, error) {
 	dir := c.TFBinDir
 	if dir == "" {
 		dir = filepath.Join(dataDir, "bin")
@@ -35,7 +40,11 @@ func (c *terraformConfig) installer(dataDir string) (*tfinstall.Installer, error
 			return nil, fmt.Errorf("--%s %q: not an http(s) URL", flag, u)
 		}
 	}
-	return &tfinstall.Installer{Dir: dir, Download: c.TFDownload, TerraformURL: c.TFDownloadURL, TofuURL: c.TofuDownloadURL}, nil
+	if c.TFDownload && c.TFDownloadSkipVerify {
+		logger.Warn("--tf-download-skip-verify: Terraform and OpenTofu downloads are installed without checking their release's signature or checksums; whoever controls --tf-download-url or --tofu-download-url chooses the binaries that run with the projects' cloud credentials")
+	}
+	return &tfinstall.Installer{Dir: dir, Download: c.TFDownload, TerraformURL: c.TFDownloadURL, TofuURL: c.TofuDownloadURL,
+		SkipVerify: c.TFDownloadSkipVerify}, nil
 }
 
 // checkDefaultTerraform makes sure at start, when --default-tf-version is
