@@ -30,29 +30,21 @@ func TestLoad(t *testing.T) {
 			t.Errorf("Load = %+v, %v", cfg, err)
 		}
 	})
-	t.Run("atlantis.yml", func(t *testing.T) {
-		root := t.TempDir()
-		write(t, root, "atlantis.yml", lines(`version: 2`))
-		cfg, err := repocfg.Load(root)
-		if err != nil || cfg == nil || cfg.Version != 2 {
-			t.Errorf("Load = %+v, %v", cfg, err)
-		}
-	})
-	t.Run("atlantis.yaml wins over atlantis.yml", func(t *testing.T) {
-		root := t.TempDir()
-		write(t, root, "atlantis.yaml", lines(`version: 3`))
-		write(t, root, "atlantis.yml", lines(`version: 2`))
-		cfg, err := repocfg.Load(root)
-		if err != nil || cfg == nil || cfg.Version != 3 {
-			t.Errorf("Load = %+v, %v", cfg, err)
-		}
-	})
-	t.Run("errors name the file read", func(t *testing.T) {
-		root := t.TempDir()
-		write(t, root, "atlantis.yml", lines(`version: 3`, `projects: x`))
-		_, err := repocfg.Load(root)
-		wantInvalid(t, err, "atlantis.yml line 2: projects:")
-	})
+	// As in Atlantis, atlantis.yml is refused with a hint to rename it, also
+	// beside an atlantis.yaml, rather than read or ignored.
+	for _, files := range [][]string{{"atlantis.yml"}, {"atlantis.yml", "atlantis.yaml"}} {
+		t.Run(strings.Join(files, " and "), func(t *testing.T) {
+			root := t.TempDir()
+			for _, f := range files {
+				write(t, root, f, lines(`version: 3`, `projects:`, `- dir: a`))
+			}
+			cfg, err := repocfg.Load(root)
+			if cfg != nil {
+				t.Errorf("Load = %+v, want nil", cfg)
+			}
+			wantInvalid(t, err, `found "atlantis.yml" as config file; rename it using the .yaml extension (atlantis.yaml)`)
+		})
+	}
 	t.Run("too large", func(t *testing.T) {
 		root := t.TempDir()
 		write(t, root, "atlantis.yaml", "version: 3\n"+strings.Repeat("# padding\n", 120000))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atollhq/atoll"
 	main "github.com/atollhq/atoll/cmd/atoll"
 )
 
@@ -58,6 +59,29 @@ func TestRepoConfigDisallowedKeyCommented(t *testing.T) {
 	mustContain(t, "refusal", got, "atlantis.yaml line 4", "projects[0].apply_requirements", "allowed_overrides: [apply_requirements]")
 	if strings.Contains(got, "Plan: ") {
 		t.Fatalf("planned despite the refused key:\n%s", got)
+	}
+}
+
+// A repository whose config is named atlantis.yml is told to rename it, as
+// Atlantis tells it, instead of being planned as if it had no config:
+// nothing is planned or locked.
+func TestRepoConfigYmlRefused(t *testing.T) {
+	e := newE2EWith(t, map[string]string{
+		"staging/main.tf": tfProject("staging", 1),
+	}, nil)
+	e.open(1, "yml", map[string]string{
+		"atlantis.yml":    "version: 3\nprojects:\n  - dir: staging\n",
+		"staging/main.tf": tfProject("staging", 2),
+	}, "atlantis.yml", "staging/main.tf")
+	got := e.waitComment(1, 1)
+	mustContain(t, "refusal", got, `found "atlantis.yml" as config file; rename it using the .yaml extension`)
+	if strings.Contains(got, "Plan: ") {
+		t.Fatalf("planned despite atlantis.yml:\n%s", got)
+	}
+	var jobs []atoll.Job
+	getJSON(t, e.m.URL+"/api/v1/jobs", &jobs)
+	if len(jobs) != 0 {
+		t.Fatalf("atlantis.yml ran jobs: %+v", jobs)
 	}
 }
 
