@@ -116,3 +116,34 @@ func TestLoadDirGlobDuplicates(t *testing.T) {
 	_, err := repocfg.Load(root)
 	wantInvalid(t, err, `atlantis.yaml line 3: projects[0]: 2 projects have dir "envs/prod" and workspace "default", so each must have a name`)
 }
+
+// A named entry with a glob dir expands as Atlantis's ParseRepoCfg expands
+// it: one project per matching directory, none with the name (which the
+// warnings say), each with the entry's other settings.
+func TestLoadDirGlobDropsName(t *testing.T) {
+	root := writeRepo(t, "stacks/blue/main.tf", "stacks/green/main.tf")
+	if err := os.WriteFile(filepath.Join(root, "atlantis.yaml"), []byte(lines(
+		`version: 3`,
+		`projects:`,
+		`- name: stack`,
+		`  dir: stacks/*`,
+		`  workspace: edge`,
+	)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := repocfg.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(labels(cfg.Projects), " "), "stacks/blue:edge stacks/green:edge"; got != want {
+		t.Errorf("projects = %s, want %s", got, want)
+	}
+	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "atlantis.yaml line 3: `projects[0].name`") {
+		t.Errorf("warnings = %q", cfg.Warnings)
+	}
+	// Without a checkout the entry stays one pattern, also without the name.
+	parsed := mustParse(t, lines(`version: 3`, `projects:`, `- name: stack`, `  dir: stacks/*`))
+	if p := parsed.Projects[0]; p.Name != "" || p.Dir != "stacks/*" {
+		t.Errorf("Parse project = %+v", p)
+	}
+}
