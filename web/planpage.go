@@ -93,6 +93,9 @@ func (s *Server) planPage(ctx context.Context, idText string, withLog bool) (*te
 	switch {
 	case plan.PrunedAt != nil:
 		page.ViewError = fmt.Sprintf("Retention removed this plan's details on %s (--retain-plan-files).", plan.PrunedAt.UTC().Format("2006-01-02"))
+	case len(show) == 0:
+		// A custom plan stage of run steps only: nothing to parse.
+		page.ViewError = "This plan's workflow wrote no plan file; its steps' output is below."
 	default:
 		if page.View, err = planview.Parse(show); err != nil {
 			s.Logger.Warn("plan page: unreadable plan JSON", "plan", plan.ID, "err", err)
