@@ -282,7 +282,13 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 		res.HasChanges = true
 	}
 	checks := out.Policies
-	plan := &atoll.Plan{JobID: j.ID, PullID: j.PullID, ProjectID: j.ProjectID, HeadSHA: j.HeadSHA, Summary: summary, File: out.Plan, ShowJSON: out.ShowJSON}
+	// A plan stage that wrote no plan file is stored with an empty one (a
+	// worker's result carries none at all).
+	file, show := out.Plan, out.ShowJSON
+	if len(file) == 0 {
+		file, show = []byte{}, []byte{}
+	}
+	plan := &atoll.Plan{JobID: j.ID, PullID: j.PullID, ProjectID: j.ProjectID, HeadSHA: j.HeadSHA, Summary: summary, File: file, ShowJSON: show}
 	// The log is complete before the job is seen as finished; the plan and
 	// the job's success are one commit: no one is told of an unstored plan.
 	if err := sink.Flush(); err != nil {
