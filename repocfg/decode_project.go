@@ -122,7 +122,12 @@ func (d *decoder) project(n *yaml.Node, path string) (Project, projectNodes, err
 		return p, pn, d.errorf(n, path, "dir is required (use \".\" for the repository root)")
 	}
 	if p.Name != "" && hasGlob(p.Dir) {
-		return p, pn, d.errorf(pn.name, join(path, "name"), "cannot be used with a glob pattern in dir: the pattern may match several projects")
+		// As Atlantis's ParseRepoCfg (which expands dir globs before it
+		// validates), the entry stands for one project per matching
+		// directory, and none of them takes the name: several projects
+		// cannot share it.
+		d.warn(pn.name, join(path, "name"), "a glob dir expands to projects without a name, as in Atlantis")
+		p.Name = ""
 	}
 	return p, pn, nil
 }

@@ -242,10 +242,14 @@ func keyList(m map[string]bool) string {
 	return strings.Join(keys, ", ")
 }
 
-// shellArgs decodes a string or a list of strings.
+// shellArgs decodes a string or a list of strings; as in Atlantis, a
+// number or boolean in the list is refused, not read as text.
 func (d *decoder) shellArgs(n *yaml.Node, path string) (any, error) {
 	if v := resolve(n); v.Kind == yaml.SequenceNode {
-		l, err := d.strList(v, path, nil)
+		l, err := d.strList(v, path, func(item *yaml.Node, p, _ string) error {
+			_, err := d.text(item, p)
+			return err
+		})
 		return l, err
 	}
 	return d.text(n, path)

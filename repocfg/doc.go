@@ -24,7 +24,8 @@
 //
 // A project dir with a glob pattern stands for every directory of the
 // checkout it matches that holds Terraform files; Load expands it, Parse
-// (which has no checkout) keeps it as written.
+// (which has no checkout) keeps it as written. As in Atlantis, such an
+// entry's name is dropped (with a warning): its projects cannot share it.
 //
 // Without a config (or with a config that lists no projects, as in Atlantis)
 // projects are autodiscovered from the changed files; see Select.

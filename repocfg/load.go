@@ -14,19 +14,43 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// FileNames are the config file names looked for at the repo root, in order
-// of preference. Atlantis only reads atlantis.yaml; .yml is a convenience,
-// used only when atlantis.yaml is absent.
-var FileNames = []string{"atlantis.yaml", "atlantis.yml"}
+// FileNames are the config file names looked for at the repo root: only
+// atlantis.yaml, as in Atlantis (see MisnamedFile).
+var FileNames = []string{"atlantis.yaml"}
+
+// MisnamedFile is the name Atlantis refuses outright: a repository root
+// holding it fails every command that reads the config, whether or not an
+// atlantis.yaml is there too, rather than being planned as if it had no
+// config (which would quietly drop the settings the author wrote).
+const MisnamedFile = "atlantis.yml"
+
+// checkMisnamed refuses a checkout whose root has MisnamedFile, unless
+// that is the configured file itself (a server's repo_config_file).
+func checkMisnamed(repoRoot, configured string) error {
+	if configured == MisnamedFile {
+		return nil
+	}
+	_, err := os.Lstat(filepath.Join(repoRoot, MisnamedFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("repocfg: %w", err)
+	}
+	return atoll.Errorf(atoll.EINVALID, "found %q as config file; rename it using the .yaml extension (%s), which is the only name Atlantis and Atoll read", MisnamedFile, FileNames[0])
+}
 
 // maxFileSize bounds what is read from a pull request's checkout; real
 // configs are a few KiB.
 const maxFileSize = 1 << 20
 
-// Load reads atlantis.yaml (or atlantis.yml) from repoRoot. It returns
-// (nil, nil) when neither exists. Unlike Parse, it expands project dirs
-// that are glob patterns ("modules/*") against repoRoot.
+// Load reads atlantis.yaml from repoRoot. It returns (nil, nil) when there
+// is none, and an EINVALID error when the root has an atlantis.yml.
+// Unlike Parse, it expands project dirs that are glob patterns
+// ("modules/*") against repoRoot.
 func Load(repoRoot string) (*Config, error) {
+	if err := checkMisnamed(repoRoot, ""); err != nil {
+		return nil, err
+	}
 	for _, name := range FileNames {
 		data, err := readFile(filepath.Join(repoRoot, name))
 		if errors.Is(err, fs.ErrNotExist) {

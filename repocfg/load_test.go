@@ -30,29 +30,21 @@ func TestLoad(t *testing.T) {
 			t.Errorf("Load = %+v, %v", cfg, err)
 		}
 	})
-	t.Run("atlantis.yml", func(t *testing.T) {
-		root := t.TempDir()
-		write(t, root, "atlantis.yml", lines(`version: 2`))
-		cfg, err := repocfg.Load(root)
-		if err != nil || cfg == nil || cfg.Version != 2 {
-			t.Errorf("Load = %+v, %v", cfg, err)
-		}
-	})
-	t.Run("atlantis.yaml wins over atlantis.yml", func(t *testing.T) {
-		root := t.TempDir()
-		write(t, root, "atlantis.yaml", lines(`version: 3`))
-		write(t, root, "atlantis.yml", lines(`version: 2`))
-		cfg, err := repocfg.Load(root)
-		if err != nil || cfg == nil || cfg.Version != 3 {
-			t.Errorf("Load = %+v, %v", cfg, err)
-		}
-	})
-	t.Run("errors name the file read", func(t *testing.T) {
-		root := t.TempDir()
-		write(t, root, "atlantis.yml", lines(`version: 3`, `projects: x`))
-		_, err := repocfg.Load(root)
-		wantInvalid(t, err, "atlantis.yml line 2: projects:")
-	})
+	// As in Atlantis, atlantis.yml is refused with a hint to rename it, also
+	// beside an atlantis.yaml, rather than read or ignored.
+	for _, files := range [][]string{{"atlantis.yml"}, {"atlantis.yml", "atlantis.yaml"}} {
+		t.Run(strings.Join(files, " and "), func(t *testing.T) {
+			root := t.TempDir()
+			for _, f := range files {
+				write(t, root, f, lines(`version: 3`, `projects:`, `- dir: a`))
+			}
+			cfg, err := repocfg.Load(root)
+			if cfg != nil {
+				t.Errorf("Load = %+v, want nil", cfg)
+			}
+			wantInvalid(t, err, `found "atlantis.yml" as config file; rename it using the .yaml extension (atlantis.yaml)`)
+		})
+	}
 	t.Run("too large", func(t *testing.T) {
 		root := t.TempDir()
 		write(t, root, "atlantis.yaml", "version: 3\n"+strings.Repeat("# padding\n", 120000))
@@ -123,4 +115,35 @@ func TestLoadDirGlobDuplicates(t *testing.T) {
 	}
 	_, err := repocfg.Load(root)
 	wantInvalid(t, err, `atlantis.yaml line 3: projects[0]: 2 projects have dir "envs/prod" and workspace "default", so each must have a name`)
+}
+
+// A named entry with a glob dir expands as Atlantis's ParseRepoCfg expands
+// it: one project per matching directory, none with the name (which the
+// warnings say), each with the entry's other settings.
+func TestLoadDirGlobDropsName(t *testing.T) {
+	root := writeRepo(t, "stacks/blue/main.tf", "stacks/green/main.tf")
+	if err := os.WriteFile(filepath.Join(root, "atlantis.yaml"), []byte(lines(
+		`version: 3`,
+		`projects:`,
+		`- name: stack`,
+		`  dir: stacks/*`,
+		`  workspace: edge`,
+	)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := repocfg.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(labels(cfg.Projects), " "), "stacks/blue:edge stacks/green:edge"; got != want {
+		t.Errorf("projects = %s, want %s", got, want)
+	}
+	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "atlantis.yaml line 3: `projects[0].name`") {
+		t.Errorf("warnings = %q", cfg.Warnings)
+	}
+	// Without a checkout the entry stays one pattern, also without the name.
+	parsed := mustParse(t, lines(`version: 3`, `projects:`, `- name: stack`, `  dir: stacks/*`))
+	if p := parsed.Projects[0]; p.Name != "" || p.Dir != "stacks/*" {
+		t.Errorf("Parse project = %+v", p)
+	}
 }

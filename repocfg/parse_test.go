@@ -309,7 +309,6 @@ func TestParseErrors(t *testing.T) {
 		{"dir dotdot that cleans inside", lines(`version: 3`, `projects:`, `- dir: a/../b`), []string{"line 3: projects[0].dir: must not contain .."}},
 		{"dir dotdot in a name", lines(`version: 3`, `projects:`, `- dir: a..b`), []string{"line 3: projects[0].dir: must not contain .."}},
 		{"dir bad glob", lines(`version: 3`, `projects:`, `- dir: "envs/[a"`), []string{"line 3: projects[0].dir: \"envs/[a\" is not a valid glob pattern"}},
-		{"name with glob dir", lines(`version: 3`, `projects:`, `- dir: envs/*`, `  name: envs`), []string{"line 4: projects[0].name: cannot be used with a glob pattern in dir"}},
 
 		// workspace and name.
 		{"workspace leading dash", lines(`version: 3`, `projects:`, `- dir: a`, `  workspace: -x`), []string{"atlantis.yaml line 4: projects[0].workspace: \"-x\" is not a valid workspace name"}},

@@ -45,7 +45,7 @@ type ServerRepo struct {
 	IDRegex     *regexp.Regexp // from id: /regex/
 	BranchRegex *regexp.Regexp // from branch: /regex/; nil matches every branch
 	// RepoConfigFile is the path of the repository's config file; "" is
-	// atlantis.yaml (or atlantis.yml).
+	// atlantis.yaml.
 	RepoConfigFile            string
 	Workflow                  *string
 	PlanRequirements          []string

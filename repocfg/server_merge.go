@@ -131,7 +131,7 @@ func (s *ServerConfig) Hooks(id, baseBranch string) (pre, post []Hook) {
 }
 
 // Load reads the repository's config file at root (repo_config_file, or
-// atlantis.yaml / atlantis.yml), checks it against what the server allows
+// atlantis.yaml; a root atlantis.yml is refused, see MisnamedFile), checks it against what the server allows
 // the repository (id: host/owner/name) and returns the merged config. A
 // nil s is DefaultServerConfig. The result is never nil: without a file,
 // autodiscovered projects get the server's settings.
@@ -148,6 +148,9 @@ func (s *ServerConfig) Load(root, id, baseBranch string) (*Config, error) {
 			return nil, atoll.Errorf(atoll.EINVALID, "repo_config_file %s: %v", f, err)
 		}
 		names = []string{f}
+	}
+	if err := checkMisnamed(root, names[0]); err != nil {
+		return nil, err
 	}
 	var cfg *Config
 	for _, name := range names {

@@ -43,6 +43,9 @@ func checkName(s string) error {
 }
 
 func checkWorkspace(s string) error {
+	if strings.Contains(s, "..") {
+		return fmt.Errorf("%q must not contain .. (as in Atlantis)", s)
+	}
 	if !validWorkspace.MatchString(s) {
 		return fmt.Errorf("%q is not a valid workspace name (letters, digits, '_', '.' and '-', starting with a letter or digit)", s)
 	}

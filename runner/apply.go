@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/atollhq/atoll"
@@ -156,6 +158,14 @@ func (r *Runner) applyChecked(ctx context.Context, w *work, j *atoll.Job, sink *
 	if err != nil {
 		return err
 	}
+	if err := checkStage(atoll.JobApply, j.Spec); err != nil {
+		return err
+	}
+	if len(file) == 0 && appliesPlanFile(j.Spec.ApplySteps) {
+		// Before the plan is marked applied: it stays, and a workflow
+		// whose apply stage only runs commands can still apply it.
+		return atoll.Errorf(atoll.EINVALID, "Workflow %q wrote no plan file when it planned (its plan stage has no plan step and no run step writing $PLANFILE), so its apply stage's apply step has nothing to apply. Give the plan stage a plan step, or make the apply stage run its own commands.", cmp.Or(j.Spec.Workflow, repocfg.DefaultWorkflow))
+	}
 	if err := r.useTerraform(ctx, w, j, sink); err != nil {
 		return err
 	}
@@ -241,4 +251,10 @@ func (r *Runner) automerge(ctx context.Context, w *work, cmd *command.Command, o
 	}
 	opts := vcs.MergeOptions{Method: orDefault(cmd.AutoMergeMethod, orDefault(r.AutomergeMethod, "merge")), DeleteSourceBranch: outcomes[0].job.Spec.DeleteSourceBranch, HeadSHA: applied}
 	return r.reporter().merge(ctx, w, opts)
+}
+
+// appliesPlanFile reports whether an apply stage runs terraform apply on
+// the stored plan: the default stage (nil) and any with an apply step.
+func appliesPlanFile(steps []atoll.Step) bool {
+	return steps == nil || slices.ContainsFunc(steps, func(s atoll.Step) bool { return s.Name == "apply" })
 }

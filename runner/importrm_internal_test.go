@@ -81,18 +81,35 @@ func TestWorkflowImportStateRmStages(t *testing.T) {
 		len(spec.StateRmSteps) != 3 || spec.StateRmSteps[2].Name != "state_rm" || spec.PlanSteps != nil {
 		t.Fatalf("import steps %+v, state_rm steps %+v, plan steps %+v", spec.ImportSteps, spec.StateRmSteps, spec.PlanSteps)
 	}
-	for _, bad := range []repocfg.Workflow{
-		{Name: "w", Plan: []repocfg.Step{step("init", nil), step("import", nil)}},
-		{Name: "w", Apply: []repocfg.Step{step("state_rm", nil)}},
-		{Name: "w", Import: []repocfg.Step{step("state_rm", nil)}},
-		{Name: "w", StateRm: []repocfg.Step{step("plan", nil)}},
-		{Name: "w", Import: []repocfg.Step{step("apply", nil)}},
-		{Name: "w", Import: []repocfg.Step{step("init", map[string]any{"extra_args": []any{"-migrate-state"}}), step("import", nil)}},
+	// A step in a stage where Atoll will not run it resolves (Atlantis
+	// accepts the file); that stage alone is refused when it runs.
+	for _, c := range []struct {
+		wf    repocfg.Workflow
+		stage string
+	}{
+		{repocfg.Workflow{Name: "w", Plan: []repocfg.Step{step("init", nil), step("import", nil)}}, atoll.JobPlan},
+		{repocfg.Workflow{Name: "w", Plan: []repocfg.Step{step("apply", nil)}}, atoll.JobPlan},
+		{repocfg.Workflow{Name: "w", Apply: []repocfg.Step{step("state_rm", nil)}}, atoll.JobApply},
+		{repocfg.Workflow{Name: "w", Apply: []repocfg.Step{step("plan", nil), step("apply", nil)}}, atoll.JobApply},
+		{repocfg.Workflow{Name: "w", Import: []repocfg.Step{step("state_rm", nil)}}, atoll.JobImport},
+		{repocfg.Workflow{Name: "w", StateRm: []repocfg.Step{step("plan", nil)}}, atoll.JobStateRm},
+		{repocfg.Workflow{Name: "w", Import: []repocfg.Step{step("apply", nil)}}, atoll.JobImport},
 	} {
 		var spec atoll.JobSpec
-		err := applyWorkflow(&repocfg.Config{Workflows: map[string]repocfg.Workflow{"w": bad}}, repocfg.Project{Dir: "app", Workflow: "w"}, &spec, command.Parser{})
-		if err == nil || atoll.ErrorCode(err) != atoll.EINVALID {
-			t.Errorf("workflow %+v: err = %v, want it refused", bad, err)
+		if err := applyWorkflow(&repocfg.Config{Workflows: map[string]repocfg.Workflow{"w": c.wf}}, repocfg.Project{Dir: "app", Workflow: "w"}, &spec, command.Parser{}); err != nil {
+			t.Errorf("workflow %+v: %v, want it resolved", c.wf, err)
+			continue
 		}
+		for _, kind := range []string{atoll.JobPlan, atoll.JobApply, atoll.JobImport, atoll.JobStateRm} {
+			err := checkStage(kind, spec)
+			if refused := err != nil && atoll.ErrorCode(err) == atoll.EINVALID && strings.Contains(err.Error(), "has no place here: "); refused != (kind == c.stage) {
+				t.Errorf("workflow %+v, %s stage: err = %v", c.wf, kind, err)
+			}
+		}
+	}
+	bad := repocfg.Workflow{Name: "w", Import: []repocfg.Step{step("init", map[string]any{"extra_args": []any{"-migrate-state"}}), step("import", nil)}}
+	err := applyWorkflow(&repocfg.Config{Workflows: map[string]repocfg.Workflow{"w": bad}}, repocfg.Project{Dir: "app", Workflow: "w"}, &atoll.JobSpec{}, command.Parser{})
+	if err == nil || atoll.ErrorCode(err) != atoll.EINVALID {
+		t.Errorf("workflow %+v: err = %v, want it refused", bad, err)
 	}
 }

@@ -189,8 +189,10 @@ func (x *execution) plan(ctx context.Context, spec executor.Spec) (executor.Resu
 		if err != nil {
 			return res, err
 		}
-		if _, err := os.Stat(planFile); err != nil {
-			return res, atoll.Errorf(atoll.EINVALID, "Workflow %q wrote no plan file: its plan stage needs a plan step, or a run step that writes $PLANFILE.", j.Spec.Workflow)
+		if _, err := os.Stat(planFile); errors.Is(err, fs.ErrNotExist) {
+			return fileless(res), nil
+		} else if err != nil {
+			return res, fmt.Errorf("plan file: %w", err)
 		}
 	} else {
 		if err := x.initProject(ctx, x.tf, dir, j.Spec.InitArgs); err != nil {
@@ -268,6 +270,19 @@ func (x *execution) showLater(ctx context.Context, dir, planFile string, stored 
 	return show, nil
 }
 
+// fileless is the result of a plan stage whose steps wrote no plan file
+// (only run or env steps, say): a success, as in Atlantis, whose output is
+// the steps' and whose summary is Terraform's summary line when they
+// printed one. Its empty Plan is what the runner stores and what apply
+// checks (see Runner.applyChecked).
+func fileless(res executor.Result) executor.Result {
+	if s, ok := terraform.ParseSummaryLine(res.Output); ok {
+		res.Summary = &s
+	}
+	res.Plan, res.ShowJSON = []byte{}, []byte{}
+	return res
+}
+
 // checkout brings the job's checkout to its commit and returns the project
 // dir.
 func (x *execution) checkout(ctx context.Context, spec executor.Spec) (root, dir string, err error) {
@@ -296,8 +311,8 @@ func (x *execution) apply(ctx context.Context, spec executor.Spec, events execut
 		}
 	}
 	planFile := filepath.Join(dir, planFileName(j))
-	if err := os.WriteFile(planFile, spec.Plan, 0o600); err != nil {
-		return res, fmt.Errorf("write plan file: %w", err)
+	if err := writePlanFile(planFile, spec.Plan); err != nil {
+		return res, err
 	}
 	if err := events.Applying(ctx); err != nil {
 		return res, err
@@ -375,4 +390,20 @@ func projectDir(root string, j *atoll.Job) (string, error) {
 		return "", atoll.Errorf(atoll.EINVALID, "Directory %q leads outside the repository through a symbolic link.", j.Dir)
 	}
 	return dir, nil
+}
+
+// writePlanFile puts an apply's stored plan at $PLANFILE. A plan whose
+// stage wrote none is stored empty: then no file is there for the apply
+// stage's steps (not even one a pooled checkout kept from another job).
+func writePlanFile(planFile string, plan []byte) error {
+	if len(plan) == 0 {
+		if err := os.Remove(planFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove old plan file: %w", err)
+		}
+		return nil
+	}
+	if err := os.WriteFile(planFile, plan, 0o600); err != nil {
+		return fmt.Errorf("write plan file: %w", err)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -184,6 +185,9 @@ func (r *Runner) planJobs(w *work, cfg *repocfg.Config, projects []repocfg.Proje
 		if err := applyWorkflow(cfg, p, &j.Spec, r.Parser); err != nil {
 			return nil, err
 		}
+		if err := checkStage(kind, j.Spec); err != nil {
+			return nil, err
+		}
 		jobs = append(jobs, j)
 	}
 	return jobs, nil
@@ -245,6 +249,11 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 	}
 	spec := r.execSpec(w, j)
 	out, err := r.executorFor(j).Run(ctx, spec, r.events(w, j, sink, nil))
+	if err == nil && spec.PolicyCheck && len(out.Plan) == 0 {
+		// Atlantis's policy check shows the plan file first, and fails
+		// without one.
+		err = atoll.Errorf(atoll.EINVALID, "Policy checks need a plan file, and workflow %q wrote none: its plan stage needs a plan step, or a run step that writes $PLANFILE.", cmp.Or(j.Spec.Workflow, repocfg.DefaultWorkflow))
+	}
 	if err == nil && spec.PolicyCheck && remote(j) {
 		// A worker runs no policies: the sets and conftest stay with the
 		// control plane, which checks the plan's JSON (policy.go).
@@ -263,8 +272,23 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 	if err != nil {
 		return err
 	}
-	summary, checks := *out.Summary, out.Policies
-	plan := &atoll.Plan{JobID: j.ID, PullID: j.PullID, ProjectID: j.ProjectID, HeadSHA: j.HeadSHA, Summary: summary, File: out.Plan, ShowJSON: out.ShowJSON}
+	var summary atoll.Summary
+	if out.Summary != nil {
+		summary = *out.Summary
+	} else {
+		// A plan stage without a plan file and without Terraform's summary
+		// line: what it changes is unknown, so the comment says neither
+		// "No changes" nor a count.
+		res.HasChanges = true
+	}
+	checks := out.Policies
+	// A plan stage that wrote no plan file is stored with an empty one (a
+	// worker's result carries none at all).
+	file, show := out.Plan, out.ShowJSON
+	if len(file) == 0 {
+		file, show = []byte{}, []byte{}
+	}
+	plan := &atoll.Plan{JobID: j.ID, PullID: j.PullID, ProjectID: j.ProjectID, HeadSHA: j.HeadSHA, Summary: summary, File: file, ShowJSON: show}
 	// The log is complete before the job is seen as finished; the plan and
 	// the job's success are one commit: no one is told of an unstored plan.
 	if err := sink.Flush(); err != nil {

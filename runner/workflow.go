@@ -50,6 +50,13 @@ func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec, 
 		where := fmt.Sprintf("Workflow %q, %s stage", name, stage.name)
 		steps := make([]atoll.Step, 0, len(stage.steps))
 		for _, s := range stage.steps {
+			if s.Name == "policy_check" {
+				// Atoll checks policies once per plan, in its policy phase
+				// (the policy_check stage, with policy checks on), and
+				// again before the apply: a policy_check step elsewhere,
+				// which Atlantis runs in place, adds nothing and is left out.
+				continue
+			}
 			step, err := workflowStep(s, where)
 			if err != nil {
 				return err
@@ -64,13 +71,11 @@ func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec, 
 				// joined with spaces, as Atlantis does (quotes go).
 				step.Command = strings.Join(legacyWords(step.Command), " ")
 			}
-			switch {
-			case step.Name == "version":
+			if step.Name == "version" {
 				continue // Atoll logs the version it runs with
-			case step.Name == "apply" && stage.name == "plan", step.Name == "plan" && stage.name == "apply",
-				misplacedStateStep(stage.name, step.Name):
-				return atoll.Errorf(atoll.EINVALID, "%s: a %s step has no place here.", where, step.Name)
 			}
+			// A step in a stage where Atoll will not run it is kept: the
+			// stage is refused when it runs (checkStage), not the file.
 			steps = append(steps, step)
 		}
 		*stage.dst = steps
@@ -92,6 +97,39 @@ func applyWorkflow(cfg *repocfg.Config, p repocfg.Project, spec *atoll.JobSpec, 
 		}
 	}
 	return nil
+}
+
+// checkStage refuses to run a job's stage (kind: atoll.JobPlan, JobApply,
+// JobImport or JobStateRm) when one of its custom steps belongs to another
+// stage in a way Atoll will not run. Atlantis runs any step in any stage;
+// these would bypass what makes a plan safe to apply, or lack the
+// arguments they need. Run when the stage is about to run, so that a
+// workflow with such a step elsewhere still plans.
+func checkStage(kind string, spec atoll.JobSpec) error {
+	steps := map[string][]atoll.Step{atoll.JobPlan: spec.PlanSteps, atoll.JobApply: spec.ApplySteps,
+		atoll.JobImport: spec.ImportSteps, atoll.JobStateRm: spec.StateRmSteps}[kind]
+	for _, s := range steps {
+		if why := misplaced(kind, s.Name); why != "" {
+			return atoll.Errorf(atoll.EINVALID, "Workflow %q, %s stage: a %s step has no place here: %s.",
+				cmp.Or(spec.Workflow, repocfg.DefaultWorkflow), kind, s.Name, why)
+		}
+	}
+	return nil
+}
+
+// misplaced says why Atoll will not run step in stage, or "" when it will.
+func misplaced(stage, step string) string {
+	switch {
+	case stage == "plan" && step == "apply":
+		return "it would change the infrastructure before the plan is reviewed, approved and its apply requirements met"
+	case stage == "apply" && step == "plan":
+		return "it would replace the plan that was reviewed (and approved, and policy-checked) by one nobody saw"
+	case !misplacedStateStep(stage, step):
+		return ""
+	case step == "import" || step == "state_rm":
+		return "its addresses come only with its own comment (`atlantis import` or `atlantis state rm`)"
+	}
+	return "the " + stage + " stage has no plan to show or apply, and discards the project's plan"
 }
 
 // workflowStep turns a step as atlantis.yaml spells it into the stored form.

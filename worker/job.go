@@ -78,7 +78,10 @@ func (j *job) execute() (res executor.Result, err error) {
 	if err := json.Unmarshal(j.a.Spec, &spec); err != nil {
 		return executor.Result{}, fmt.Errorf("the job's spec does not parse: %w", err)
 	}
-	if spec.Job.Kind == atoll.JobApply {
+	// An apply of a plan whose stage wrote no plan file has no SHA-256:
+	// there is nothing to download (the server refused it already when
+	// its apply stage has an apply step).
+	if spec.Job.Kind == atoll.JobApply && j.a.PlanSHA256 != "" {
 		plan, err := j.plan()
 		if err != nil {
 			return executor.Result{}, err

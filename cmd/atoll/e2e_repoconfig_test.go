@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atollhq/atoll"
 	main "github.com/atollhq/atoll/cmd/atoll"
 )
 
@@ -58,6 +59,100 @@ func TestRepoConfigDisallowedKeyCommented(t *testing.T) {
 	mustContain(t, "refusal", got, "atlantis.yaml line 4", "projects[0].apply_requirements", "allowed_overrides: [apply_requirements]")
 	if strings.Contains(got, "Plan: ") {
 		t.Fatalf("planned despite the refused key:\n%s", got)
+	}
+}
+
+// A repository whose config is named atlantis.yml is told to rename it, as
+// Atlantis tells it, instead of being planned as if it had no config:
+// nothing is planned or locked.
+func TestRepoConfigYmlRefused(t *testing.T) {
+	e := newE2EWith(t, map[string]string{
+		"staging/main.tf": tfProject("staging", 1),
+	}, nil)
+	e.open(1, "yml", map[string]string{
+		"atlantis.yml":    "version: 3\nprojects:\n  - dir: staging\n",
+		"staging/main.tf": tfProject("staging", 2),
+	}, "atlantis.yml", "staging/main.tf")
+	got := e.waitComment(1, 1)
+	mustContain(t, "refusal", got, `found "atlantis.yml" as config file; rename it using the .yaml extension`)
+	if strings.Contains(got, "Plan: ") {
+		t.Fatalf("planned despite atlantis.yml:\n%s", got)
+	}
+	var jobs []atoll.Job
+	getJSON(t, e.m.URL+"/api/v1/jobs", &jobs)
+	if len(jobs) != 0 {
+		t.Fatalf("atlantis.yml ran jobs: %+v", jobs)
+	}
+}
+
+// A plan stage of run steps only writes no plan file: as in Atlantis the
+// plan succeeds with the steps' output. Its apply runs an apply stage of
+// run steps; an apply stage with an apply step (the default one here) is
+// refused, saying why, and the plan stays.
+func TestCustomWorkflowWithoutPlanFile(t *testing.T) {
+	e := newE2EConfigured(t, allowRepoSettings)
+	config := `version: 3
+projects:
+  - name: scripted
+    dir: staging
+    workflow: scripted
+  - name: handmade
+    dir: production
+    workflow: handmade
+workflows:
+  scripted:
+    plan:
+      steps:
+        - run: echo "checked by script in $REPO_REL_DIR"
+  handmade:
+    plan:
+      steps:
+        - run: 'echo "Plan: 4 to add, 0 to change, 0 to destroy."' 
+    apply:
+      steps:
+        - run: test ! -e "$PLANFILE" && echo "applied by hand in $REPO_REL_DIR"
+`
+	e.open(1, "scripts", map[string]string{
+		"atlantis.yaml":      config,
+		"staging/main.tf":    tfProject("staging", 2),
+		"production/main.tf": tfProject("production", 2),
+	}, "staging/main.tf", "production/main.tf")
+	plan := e.waitComment(1, 1)
+	mustContain(t, "plan", plan, "checked by script in staging", "Plan: 4 to add")
+	if strings.Contains(plan, "wrote no plan file") || strings.Contains(plan, "No changes") {
+		t.Fatalf("a plan stage without a plan file failed or claimed no changes:\n%s", plan)
+	}
+
+	e.comment(1, "atlantis apply -p scripted")
+	mustContain(t, "refused apply", e.waitComment(1, 2), `Workflow "scripted" wrote no plan file when it planned`)
+	e.comment(1, "atlantis apply -p handmade")
+	mustContain(t, "run-step apply", e.waitComment(1, 3), "applied by hand in production")
+}
+
+// Atlantis accepts any step in any stage. A policy_check step in a plan
+// stage is left out (Atoll checks policies in its own phase) and the plan
+// runs; a plan step in the apply stage, which would replace the reviewed
+// plan, does not stop the plan but refuses the apply, saying why.
+func TestCustomWorkflowStepsInOtherStages(t *testing.T) {
+	e := newE2EConfigured(t, allowRepoSettings)
+	config := `version: 3
+projects:
+  - dir: staging
+    workflow: replan
+workflows:
+  replan:
+    plan:
+      steps: [init, plan, policy_check]
+    apply:
+      steps: [plan, apply]
+`
+	e.open(1, "replan", map[string]string{"atlantis.yaml": config, "staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
+	mustContain(t, "plan", e.waitComment(1, 1), "Plan: 2 to add")
+	e.comment(1, "atlantis apply")
+	refused := e.waitComment(1, 2)
+	mustContain(t, "refused apply", refused, `Workflow "replan", apply stage: a plan step has no place here: it would replace the plan that was reviewed`)
+	if strings.Contains(refused, "Apply complete!") {
+		t.Fatalf("applied a plan made in the apply stage:\n%s", refused)
 	}
 }
 

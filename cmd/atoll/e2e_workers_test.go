@@ -439,3 +439,26 @@ func TestPoolWaitDoesNotHoldParallelism(t *testing.T) {
 	startWorker(t, "w1", "gpu", tokenFile, e.m.URL)
 	mustContain(t, "the pool's plan", e.waitComment(1, 1), "Plan: 2 to add")
 }
+
+// A plan stage without a plan file runs on a worker as on the active node:
+// the plan is stored without a file, and its apply, a stage of run steps,
+// runs on the worker without downloading one.
+func TestWorkersPlanWithoutPlanFile(t *testing.T) {
+	e := newE2EWith(t, map[string]string{"staging/main.tf": tfProject("staging", 1)}, func(c *main.Config) {
+		c.RepoConfigJSON = `{"repos": [{"id": "github.com/acme/infra", "execution_pool": "gpu", "workflow": "handmade"}],
+			"workflows": {"handmade": {"plan": {"steps": [{"run": "echo planned by hand on $WORKSPACE"}]},
+				"apply": {"steps": [{"run": "test ! -e \"$PLANFILE\" && echo applied by hand"}]}}}}`
+		c.WorkerLease = 3 * time.Second
+	})
+	tokenFile, _ := workerToken(t, e.m, "gpu")
+	startWorker(t, "w1", "gpu", tokenFile, e.m.URL)
+	e.open(1, "by-hand", map[string]string{"staging/main.tf": tfProject("staging", 2)}, "staging/main.tf")
+	mustContain(t, "plan", e.waitComment(1, 1), "planned by hand on default", "atlantis apply -d staging")
+	e.comment(1, "atlantis apply -d staging")
+	mustContain(t, "apply", e.waitComment(1, 2), "applied by hand")
+	applies := pullJobs(t, e, 1, atoll.JobApply)
+	if len(applies) != 1 || applies[0].State != atoll.JobSucceeded {
+		t.Fatalf("apply jobs: %+v", applies)
+	}
+	dispatchOf(t, e, applies[0].ID, "apply dispatch done", func(d *atoll.Dispatch) bool { return d.State == atoll.DispatchDone && d.Worker == "w1" })
+}
