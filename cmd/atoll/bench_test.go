@@ -25,27 +25,37 @@ func BenchmarkWebhookToPlanComment(b *testing.B) {
 	}
 	repo := newGitRepo(b, files)
 	base := repo.git("rev-parse", "main")
-	shas := make([]string, b.N)
+	refs, shas, changed := make([]string, b.N), make([]string, b.N), make([]string, b.N)
 	for i := range shas {
-		shas[i] = repo.branch(fmt.Sprintf("b%d", i), map[string]string{fmt.Sprintf("p%d/main.tf", i): tfProject("p", 2)})
+		refs[i], changed[i] = fmt.Sprintf("b%d", i), fmt.Sprintf("p%d/main.tf", i)
+		shas[i] = repo.branch(refs[i], map[string]string{changed[i]: tfProject("p", 2)})
 	}
+	_, lat := openOneByOne(b, repo, base, refs, shas, changed)
+	report(b, "comment", lat)
+}
+
+// openOneByOne serves repo and opens pull request i+1 from branch refs[i]
+// (head shas[i], changing file changed[i]), each once the one before has
+// its comment. It returns the fake GitHub and, per pull request, the time
+// from sending its "opened" webhook to its first comment.
+func openOneByOne(b *testing.B, repo *gitRepo, base string, refs, shas, changed []string) (*fakeGitHub, []time.Duration) {
 	cloneURL, _ := serveGit(b, repo, "gh-test-token")
 	gh := newFakeGitHub(b)
 	m := startBenchMain(b, gh, "")
-	lat := make([]time.Duration, b.N)
+	lat := make([]time.Duration, len(refs))
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	for i := range refs {
 		n := i + 1
-		gh.setPull(n, fakePull{HeadSHA: shas[i], HeadRef: fmt.Sprintf("b%d", i), BaseSHA: base, BaseRef: "main", Files: []string{fmt.Sprintf("p%d/main.tf", i)}})
+		gh.setPull(n, fakePull{HeadSHA: shas[i], HeadRef: refs[i], BaseSHA: base, BaseRef: "main", Files: []string{changed[i]}})
 		start := time.Now()
-		webhook(b, m.URL, "pull_request", "pull_request.opened.json", webhookSecret, pullEvent(cloneURL, n, "opened", fmt.Sprintf("b%d", i), shas[i], base))
+		webhook(b, m.URL, "pull_request", "pull_request.opened.json", webhookSecret, pullEvent(cloneURL, n, "opened", refs[i], shas[i], base))
 		for len(gh.pullComments(n)) == 0 {
 			time.Sleep(time.Millisecond)
 		}
 		lat[i] = time.Since(start)
 	}
 	b.StopTimer()
-	report(b, "comment", lat)
+	return gh, lat
 }
 
 // BenchmarkNewHeadToPlanComment is the shape of the outside measurement
@@ -100,27 +110,14 @@ func BenchmarkNewPullToPlanComment(b *testing.B) {
 	testEnv(b)
 	repo := newGitRepo(b, map[string]string{"README.md": "projects arrive with their pull requests\n"})
 	base := repo.git("rev-parse", "main")
-	shas := make([]string, b.N)
+	refs, shas, changed := make([]string, b.N), make([]string, b.N), make([]string, b.N)
 	for i := range shas {
-		shas[i] = repo.branch(fmt.Sprintf("new%d", i), map[string]string{fmt.Sprintf("new%d/main.tf", i): tfProject("new", i%3+1)})
+		refs[i] = fmt.Sprintf("new%d", i)
+		changed[i] = refs[i] + "/main.tf"
+		shas[i] = repo.branch(refs[i], map[string]string{changed[i]: tfProject("new", i%3+1)})
 	}
-	cloneURL, _ := serveGit(b, repo, "gh-test-token")
-	gh := newFakeGitHub(b)
-	m := startBenchMain(b, gh, "")
-	lat := make([]time.Duration, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		n, ref := i+1, fmt.Sprintf("new%d", i)
-		gh.setPull(n, fakePull{HeadSHA: shas[i], HeadRef: ref, BaseSHA: base, BaseRef: "main", Files: []string{ref + "/main.tf"}})
-		start := time.Now()
-		webhook(b, m.URL, "pull_request", "pull_request.opened.json", webhookSecret, pullEvent(cloneURL, n, "opened", ref, shas[i], base))
-		for len(gh.pullComments(n)) == 0 {
-			time.Sleep(time.Millisecond)
-		}
-		lat[i] = time.Since(start)
-	}
-	b.StopTimer()
-	for i := 0; i < b.N; i++ {
+	gh, lat := openOneByOne(b, repo, base, refs, shas, changed)
+	for i := range refs {
 		if c, want := gh.pullComments(i + 1)[0], fmt.Sprintf("Plan: %d to add", i%3+1); !contains(c, want) {
 			b.Fatalf("pull %d's comment lacks %q:\n%s", i+1, want, c)
 		}
