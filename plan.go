@@ -27,6 +27,19 @@ func PlanSHA256(file []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// emptySHA256 is the hash of an empty plan file: the file of a plan whose
+// custom plan stage wrote none.
+var emptySHA256 = PlanSHA256(nil)
+
+// Fileless reports whether p's workflow wrote no plan file (a plan stage of
+// run steps only, as Atlantis allows): its summary is what the steps
+// printed, if anything, and its apply stage runs as written.
+func (p *Plan) Fileless() bool { return p.SHA256 == emptySHA256 }
+
+// ChangesNothing reports whether applying p is known to change nothing: a
+// plan file without changes. What a fileless plan changes is unknown.
+func (p *Plan) ChangesNothing() bool { return !p.Fileless() && p.Summary.NoChanges() }
+
 // Plan is a stored Terraform plan file with its machine-readable summary. It
 // is applicable only while the pull request's head is still HeadSHA.
 type Plan struct {

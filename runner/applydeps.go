@@ -31,7 +31,7 @@ func (r *Runner) checkDependencies(ctx context.Context, w *work, j *atoll.Job) e
 			}
 			unapplied := pj.State != atoll.JobSucceeded
 			for _, p := range pending {
-				if p.JobID == pj.ID && !p.Summary.NoChanges() {
+				if p.JobID == pj.ID && !p.ChangesNothing() {
 					unapplied = true
 				}
 			}

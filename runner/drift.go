@@ -150,7 +150,7 @@ func (r *Runner) driftApply(ctx context.Context, w *work, sel atoll.DriftSelecti
 			if named && !driftSelects(sel, repocfg.Project{Name: pj.Project, Dir: pj.Dir, Workspace: pj.Workspace}) {
 				continue
 			}
-			if p.Summary.NoChanges() {
+			if p.ChangesNothing() {
 				continue // in sync: nothing to reconcile
 			}
 			spec := pj.Spec

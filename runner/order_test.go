@@ -15,6 +15,7 @@ import (
 	"github.com/atollhq/atoll/git"
 	"github.com/atollhq/atoll/runner"
 	"github.com/atollhq/atoll/runner/markdown"
+	"github.com/atollhq/atoll/repocfg"
 	"github.com/atollhq/atoll/store"
 	"github.com/atollhq/atoll/store/storetest"
 	"github.com/atollhq/atoll/terraform"
@@ -357,6 +358,45 @@ func TestApplyWaitsForDependencies(t *testing.T) {
 	}
 	if b.StartedAt.Before(*a.FinishedAt) {
 		t.Errorf("b started at %v, before a's apply ended at %v", b.StartedAt, a.FinishedAt)
+	}
+}
+
+// A dependency whose plan stage writes no plan file holds its dependents
+// back like one with changes, whatever its steps printed: what it changes
+// is unknown until its apply stage has run.
+func TestApplyWaitsForFilelessDependency(t *testing.T) {
+	yaml := `version: 3
+projects:
+- {name: b, dir: b, depends_on: [a]}
+- {name: a, dir: a, workflow: scripted}
+workflows:
+  scripted:
+    plan:
+      steps: [{run: 'echo "No changes. Your infrastructure matches the configuration."'}]
+    apply:
+      steps: [{run: echo applied by script}]
+`
+	e := newOrderEnv(t, yaml, []string{"a", "b"}, nil, 1)
+	sc, err := repocfg.ParseServerConfig("repos.yaml", []byte("repos:\n- id: /.*/\n  allowed_overrides: [workflow]\n  allow_custom_workflows: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.r.ServerConfig = sc
+	e.start()
+	jobs, _ := e.comment(1, "atlantis plan")
+	if jobs["a"].State != atoll.JobSucceeded || jobs["b"].State != atoll.JobSucceeded {
+		t.Fatalf("plans: a %+v, b %+v", jobs["a"], jobs["b"])
+	}
+	jobs, _ = e.comment(1, "atlantis apply -p b")
+	if j := jobs["b"]; j == nil || j.State != atoll.JobFailed || !strings.Contains(j.Error, "apply its dependencies: [a]") {
+		t.Fatalf("apply -p b: %+v; want refused until a's run steps applied", j)
+	}
+	jobs, posted := e.comment(1, "atlantis apply")
+	if a, b := jobs["a"], jobs["b"]; a == nil || b == nil || a.State != atoll.JobSucceeded || b.State != atoll.JobSucceeded {
+		t.Fatalf("apply: a %+v, b %+v; want both applied", a, b)
+	}
+	if !strings.Contains(posted, "applied by script") {
+		t.Errorf("a's apply stage did not run:\n%s", posted)
 	}
 }
 

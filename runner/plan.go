@@ -254,6 +254,11 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 		// without one.
 		err = atoll.Errorf(atoll.EINVALID, "Policy checks need a plan file, and workflow %q wrote none: its plan stage needs a plan step, or a run step that writes $PLANFILE.", cmp.Or(j.Spec.Workflow, repocfg.DefaultWorkflow))
 	}
+	if err == nil && w.pull.State == atoll.PullDrift && len(out.Plan) == 0 {
+		// A drift check reads what differs from the plan; the steps'
+		// output cannot be trusted to say.
+		err = atoll.Errorf(atoll.EINVALID, "Drift detection needs a plan file, and workflow %q wrote none: its plan stage needs a plan step, or a run step that writes $PLANFILE.", cmp.Or(j.Spec.Workflow, repocfg.DefaultWorkflow))
+	}
 	if err == nil && spec.PolicyCheck && remote(j) {
 		// A worker runs no policies: the sets and conftest stay with the
 		// control plane, which checks the plan's JSON (policy.go).

@@ -94,7 +94,7 @@ func (s *Server) planPage(ctx context.Context, idText string, withLog bool) (*te
 	switch {
 	case plan.PrunedAt != nil:
 		page.ViewError = fmt.Sprintf("Retention removed this plan's details on %s (--retain-plan-files).", plan.PrunedAt.UTC().Format("2006-01-02"))
-	case len(show) == 0 && plan.SHA256 == atoll.PlanSHA256(nil):
+	case len(show) == 0 && plan.Fileless():
 		// A custom plan stage of run steps only: nothing to parse.
 		page.ViewError = "This plan's workflow wrote no plan file; its steps' output is below."
 	case len(show) == 0 && s.now().Sub(plan.CreatedAt) < time.Minute:

@@ -41,7 +41,7 @@ func planState(pull *atoll.Pull, plan *atoll.Plan, lastPlan, lastApply *atoll.Jo
 		return templates.PlanDiscarded, "Discarded when the project's lock was released (unlocked, or a later plan failed), or by an import or state rm: plan again."
 	}
 	reason = "Ready to apply."
-	if plan.Summary.NoChanges() {
+	if plan.ChangesNothing() {
 		reason = "No changes: applying it changes nothing."
 	}
 	if lastApply != nil && lastApply.Final() && lastApply.State != atoll.JobSucceeded && lastApply.ID > plan.JobID {

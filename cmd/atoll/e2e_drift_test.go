@@ -337,3 +337,22 @@ func TestDriftScheduleFromRepositoryFile(t *testing.T) {
 		t.Fatalf("schedule %+v", *got[0])
 	}
 }
+
+// A project whose plan stage writes no plan file cannot be checked for
+// drift: whatever its steps print, the check fails and says why, rather
+// than calling the project in sync.
+func TestDriftFilelessPlanFails(t *testing.T) {
+	yaml := `version: 3
+projects:
+- {dir: app, workflow: scripted}
+workflows:
+  scripted:
+    plan:
+      steps: [{run: 'echo "No changes. Your infrastructure matches the configuration."'}]
+`
+	e := newE2EWith(t, map[string]string{"atlantis.yaml": yaml, "app/main.tf": tfProject("app", 1)}, allowRepoSettings)
+	drift := checkDrift(t, e)
+	if len(drift) != 1 || drift[0].State != atoll.DriftFailed || !strings.Contains(drift[0].Error, `Drift detection needs a plan file, and workflow "scripted" wrote none`) {
+		t.Fatalf("drift of a fileless plan: %+v", drift)
+	}
+}
