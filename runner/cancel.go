@@ -63,6 +63,17 @@ func (s *running) markPlan(pullID, reqID int64) {
 	}
 }
 
+// planDone records that request reqID's plans are stored and told: a
+// cancel has nothing left to interrupt (what remains, the plans' JSON, is
+// not worth saying "interrupted" for).
+func (s *running) planDone(pullID, reqID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.m[pullID]; r != nil && r.id == reqID {
+		r.plan = false
+	}
+}
+
 // cancelPlan interrupts the pull request's running request if it plans
 // and came before request cancelID, and reports whether it did.
 func (s *running) cancelPlan(pullID, cancelID int64) bool {

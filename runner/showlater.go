@@ -30,6 +30,9 @@ func (r *Runner) storeLaterShows(ctx context.Context, w *work) {
 	later := w.later
 	w.later = nil
 	w.mu.Unlock()
+	if len(later) > 0 {
+		r.sched.running.planDone(w.pull.ID, w.req.ID)
+	}
 	for _, l := range later {
 		if ctx.Err() != nil {
 			return
