@@ -249,15 +249,8 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 	}
 	spec := r.execSpec(w, j)
 	out, err := r.executorFor(j).Run(ctx, spec, r.events(w, j, sink, nil))
-	if err == nil && spec.PolicyCheck && len(out.Plan) == 0 {
-		// Atlantis's policy check shows the plan file first, and fails
-		// without one.
-		err = atoll.Errorf(atoll.EINVALID, "Policy checks need a plan file, and workflow %q wrote none: its plan stage needs a plan step, or a run step that writes $PLANFILE.", cmp.Or(j.Spec.Workflow, repocfg.DefaultWorkflow))
-	}
-	if err == nil && w.pull.State == atoll.PullDrift && len(out.Plan) == 0 {
-		// A drift check reads what differs from the plan; the steps'
-		// output cannot be trusted to say.
-		err = atoll.Errorf(atoll.EINVALID, "Drift detection needs a plan file, and workflow %q wrote none: its plan stage needs a plan step, or a run step that writes $PLANFILE.", cmp.Or(j.Spec.Workflow, repocfg.DefaultWorkflow))
+	if err == nil && len(out.Plan) == 0 {
+		err = needsPlanFile(j, spec.PolicyCheck, w.pull.State == atoll.PullDrift)
 	}
 	if err == nil && spec.PolicyCheck && remote(j) {
 		// A worker runs no policies: the sets and conftest stay with the
@@ -287,13 +280,8 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 		res.HasChanges = true
 	}
 	checks := out.Policies
-	// A plan stage that wrote no plan file is stored with an empty one (a
-	// worker's result carries none at all).
-	file, show := out.Plan, out.ShowJSON
-	if len(file) == 0 {
-		file, show = []byte{}, []byte{}
-	}
-	plan := &atoll.Plan{JobID: j.ID, PullID: j.PullID, ProjectID: j.ProjectID, HeadSHA: j.HeadSHA, Summary: summary, File: file, ShowJSON: show}
+	// A plan stage that wrote no plan file is stored with an empty one.
+	plan := &atoll.Plan{JobID: j.ID, PullID: j.PullID, ProjectID: j.ProjectID, HeadSHA: j.HeadSHA, Summary: summary, File: out.Plan, ShowJSON: out.ShowJSON}
 	// The log is complete before the job is seen as finished; the plan and
 	// the job's success are one commit: no one is told of an unstored plan.
 	if err := sink.Flush(); err != nil {
@@ -313,6 +301,21 @@ func (r *Runner) planLocked(ctx context.Context, w *work, j *atoll.Job, sink *lo
 		w.showLater(plan.ID, j.ID, out.ShowLater)
 	}
 	return nil
+}
+
+// needsPlanFile refuses a plan whose workflow wrote no plan file when
+// something must read it: policy checks (Atlantis's shows the plan file
+// first, and fails without one) or a drift check (the steps' output
+// cannot be trusted to say what differs). Else such a plan is kept.
+func needsPlanFile(j *atoll.Job, policies, drift bool) error {
+	what := "Policy checks need"
+	switch {
+	case drift:
+		what = "Drift detection needs"
+	case !policies:
+		return nil
+	}
+	return atoll.Errorf(atoll.EINVALID, "%s a plan file, and workflow %q wrote none: its plan stage needs a plan step, or a run step that writes $PLANFILE.", what, cmp.Or(j.Spec.Workflow, repocfg.DefaultWorkflow))
 }
 
 func planFileName(j *atoll.Job) string {

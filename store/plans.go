@@ -38,7 +38,7 @@ func (tx *Tx) insertPlan(p *atoll.Plan) error {
 	err := tx.queryRow(`
 		INSERT INTO plans (job_id, pull_id, project_id, head_sha, file, sha256, show_json, add_count, change_count, destroy_count, import_count, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		p.JobID, p.PullID, p.ProjectID, p.HeadSHA, p.File, p.SHA256, notNull(p.ShowJSON),
+		p.JobID, p.PullID, p.ProjectID, p.HeadSHA, notNull(p.File), p.SHA256, notNull(p.ShowJSON),
 		p.Summary.Add, p.Summary.Change, p.Summary.Destroy, p.Summary.Import, ts(tx.now)).Scan(&p.ID)
 	if err != nil {
 		return fmt.Errorf("store insert plan for job %d: %w", p.JobID, err)
@@ -47,8 +47,10 @@ func (tx *Tx) insertPlan(p *atoll.Plan) error {
 	return nil
 }
 
-// notNull is b, or empty for nil: a plan told before its JSON is made is
-// stored with an empty one (StorePlanJSON fills it).
+// notNull is b, or empty for nil: a plan whose workflow wrote no plan
+// file is stored with an empty one (a worker's result carries none at
+// all), and a plan told before its JSON is made with an empty JSON
+// (StorePlanJSON fills it).
 func notNull(b []byte) []byte {
 	if b == nil {
 		return []byte{}
